@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "livefilter",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "LiveFilter", targets: ["Pipeline", "Filters", "MediaIO"]),
+        .executable(name: "livefilter", targets: ["livefilter"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // C bindings: module map + shim header only. No Swift API.
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
+                              "libswresample-dev", "libavutil-dev", "libx264-dev", "pkg-config"])]
+        ),
+        // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "Filters"]),
+        // Pure Swift RGB filters and the chain grammar. No FFmpeg.
+        .target(name: "Filters"),
+        // Tick clock and frame-pull loop joining a source, a chain and a sink.
+        .target(name: "Pipeline", dependencies: ["MediaIO", "Filters"]),
+        .executableTarget(name: "livefilter", dependencies: [
+            "Pipeline", "Filters", "MediaIO",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Filters", "MediaIO"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO"]),
+    ]
+)

@@ -1,0 +1,2 @@
+import Filters
+import MediaIO

@@ -1,0 +1,6 @@
+import ArgumentParser
+
+@main
+struct LiveFilterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "livefilter", abstract: "Filter video streams.")
+}
