@@ -1,0 +1,76 @@
+// TEMPORARY: stand-ins until the Filters branch lands. Deleted at merge.
+public struct ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendable {
+    public var description: String
+}
+
+public struct FilterChain: Sendable, CustomStringConvertible {
+    public var filters: [any Filter]
+    public init(_ filters: [any Filter] = []) { self.filters = filters }
+    public init(parsing text: String) throws(ChainSyntaxError) {
+        filters = []
+        for part in text.split(separator: "|") {
+            let words = part.split(separator: " ")
+            guard let name = words.first else { continue }
+            switch name {
+            case "rotate": filters.append(Rotate(quarterTurns: (Int(words.dropFirst().first ?? "90") ?? 90) / 90))
+            default: throw ChainSyntaxError(description: "unknown filter '\(name)'")
+            }
+        }
+    }
+    public init(parsingFile text: String) throws(ChainSyntaxError) {
+        try self.init(parsing: text.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "|"))
+    }
+    public var isEmpty: Bool { filters.isEmpty }
+    public var description: String { filters.map(\.description).joined(separator: " | ") }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        var s = input
+        for f in filters { s = try f.outputSize(for: s) }
+        return s
+    }
+}
+
+public struct Rotate: Filter {
+    public var quarterTurns: Int
+    public init(degrees: Double) { self.init(quarterTurns: Int(degrees / 90)) }
+    public init(quarterTurns: Int) { self.quarterTurns = ((quarterTurns % 4) + 4) % 4 }
+    public var description: String { "rotate \(quarterTurns * 90)" }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { quarterTurns % 2 == 1 ? input.swapped : input }
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer { R(q: quarterTurns, inputSize: input) }
+    final class R: FilterRenderer {
+        let q: Int; let inputSize: FrameSize
+        init(q: Int, inputSize: FrameSize) { self.q = q; self.inputSize = inputSize }
+        var outputSize: FrameSize { q % 2 == 1 ? inputSize.swapped : inputSize }
+        func render(_ s: RGBImage, into d: RGBImage) {
+            for y in 0..<s.height { for x in 0..<s.width {
+                let p = s[x, y]
+                switch q {
+                case 1: d[s.height - 1 - y, x] = p
+                case 2: d[s.width - 1 - x, s.height - 1 - y] = p
+                case 3: d[y, s.width - 1 - x] = p
+                default: d[x, y] = p
+                }
+            } }
+        }
+    }
+}
+
+public final class ChainRenderer {
+    let renderers: [any FilterRenderer]
+    var buffers: [RGBImage]
+    public let outputSize: FrameSize
+    public init(chain: FilterChain, inputSize: FrameSize) throws(FilterError) {
+        var size = inputSize
+        var rs: [any FilterRenderer] = []
+        var bs: [RGBImage] = []
+        for f in chain.filters {
+            let r = try f.makeRenderer(for: size)
+            rs.append(r); size = r.outputSize; bs.append(RGBImage(size: size))
+        }
+        renderers = rs; buffers = bs; outputSize = size
+    }
+    public func render(_ source: RGBImage) -> RGBImage {
+        var current = source
+        for (i, r) in renderers.enumerated() { r.render(current, into: buffers[i]); current = buffers[i] }
+        return current
+    }
+}

@@ -1,0 +1,70 @@
+import CFFmpeg
+
+/// Decodes one stream's packets into frames. Owns its `AVCodecContext`.
+public final class Decoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    public let timeBase: Rational
+    /// Frames the decoder flagged as damaged, and packets it rejected.
+    public private(set) var decodeErrors = 0
+
+    /// Normal flow of a decoder: never thrown.
+    public enum Output {
+        case frame(Frame)
+        case needsInput
+        case endOfStream
+    }
+
+    public init(demuxer: Demuxer, streamIndex: Int) throws(MediaError) {
+        let stream = demuxer.stream(streamIndex)
+        let par = stream.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
+            throw .decoderMissing(String(cString: avcodec_get_name(par.pointee.codec_id)))
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else { throw .decoderMissing("out of memory") }
+        var owned: UnsafeMutablePointer<AVCodecContext>? = ctx
+        do throws(FFmpegError) {
+            try check(avcodec_parameters_to_context(ctx, par), "avcodec_parameters_to_context")
+            // 5.1 decoders do not fill frame time bases; give them the stream's.
+            ctx.pointee.pkt_timebase = stream.pointee.time_base
+            ctx.pointee.thread_count = 0
+            try check(avcodec_open2(ctx, codec, nil), "avcodec_open2(\(String(cString: codec.pointee.name)))")
+        } catch {
+            avcodec_free_context(&owned)
+            throw .notMediaFile(demuxer.url, reason: error.description)
+        }
+        context = ctx
+        timeBase = Rational(stream.pointee.time_base)
+    }
+
+    deinit {
+        var c: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&c)
+    }
+
+    /// Sends one packet. A damaged packet is counted, not thrown: the stream goes on.
+    public func send(_ packet: Packet) throws(FFmpegError) {
+        let code = avcodec_send_packet(context, packet.pointer)
+        if code == lf_averror_invaliddata() { decodeErrors += 1; return }
+        if code == lf_averror_eagain() {
+            // Caller must drain first; the contract of `receive` keeps this from happening.
+            throw FFmpegError(code: code, operation: "avcodec_send_packet (decoder full)")
+        }
+        try check(code, "avcodec_send_packet")
+    }
+
+    /// Signals end of input so the decoder flushes its delayed frames.
+    public func sendEndOfStream() {
+        _ = avcodec_send_packet(context, nil)
+    }
+
+    public func receive() throws(FFmpegError) -> Output {
+        let frame = Frame()
+        let code = avcodec_receive_frame(context, frame.pointer)
+        if code == lf_averror_eagain() { return .needsInput }
+        if code == lf_averror_eof() { return .endOfStream }
+        if code == lf_averror_invaliddata() { decodeErrors += 1; return .needsInput }
+        try check(code, "avcodec_receive_frame")
+        if frame.isCorrupt { decodeErrors += 1 }
+        return .frame(frame)
+    }
+}

@@ -1,0 +1,99 @@
+/// H.264 profiles livefilter offers (`baseline` gives Constrained Baseline).
+public enum H264Profile: String, CaseIterable, Sendable {
+    case baseline, main, high
+}
+
+/// x264's speed presets, fastest first.
+public enum EncoderSpeedPreset: String, CaseIterable, Sendable {
+    case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow
+}
+
+/// The distance between keyframes, in frames or seconds of output.
+public enum KeyframeInterval: Sendable, Equatable, CustomStringConvertible {
+    case frames(Int)
+    case seconds(Double)
+
+    /// Parses "60" (frames) or "2s" / "2.5s" (seconds).
+    public init?(parsing text: String) {
+        if text.hasSuffix("s"), let s = Double(text.dropLast()), s > 0, s.isFinite {
+            self = .seconds(s)
+        } else if let n = Int(text), n > 0 {
+            self = .frames(n)
+        } else {
+            return nil
+        }
+    }
+
+    public func frames(at frameRate: Rational) -> Int {
+        switch self {
+        case let .frames(n): n
+        case let .seconds(s): max(1, Int((s * frameRate.doubleValue).rounded()))
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .frames(n): "\(n)"
+        case let .seconds(s): "\(s)s"
+        }
+    }
+}
+
+/// H.264 levels x264 accepts, as written by users ("3.1") and as stored in the SPS (31).
+public enum H264Level {
+    public static let all = ["1", "1b", "1.1", "1.2", "1.3", "2", "2.1", "2.2", "3", "3.0", "3.1", "3.2",
+                             "4", "4.0", "4.1", "4.2", "5", "5.0", "5.1", "5.2", "6", "6.0", "6.1", "6.2"]
+
+    /// The level_idc for "3.1" (31), "4" (40) or "1b" (9); nil when not a level.
+    public static func idc(_ text: String) -> Int? {
+        guard all.contains(text) else { return nil }
+        if text == "1b" { return 9 }
+        guard let v = Double(text) else { return nil }
+        return Int((v * 10).rounded())
+    }
+}
+
+/// How the video is encoded. Defaults match the ffmpeg CLI's libx264 defaults.
+public struct VideoEncoderSettings: Sendable, Equatable {
+    public enum RateControl: Sendable, Equatable {
+        /// Constant rate factor, 0…51 (lower is better; 23 is x264's default).
+        case crf(Double)
+        /// Average bitrate in bits per second.
+        case averageBitrate(Int)
+    }
+
+    public var rateControl: RateControl = .crf(23)
+    public var maxRate: Int?
+    public var bufferSize: Int?
+    public var keyframeInterval: KeyframeInterval?
+    public var profile: H264Profile?
+    /// A level such as "3.1"; see `H264Level.all`.
+    public var level: String?
+    public var speedPreset: EncoderSpeedPreset = .medium
+    /// Forces a fixed keyframe cadence (no scene-cut keyframes), as HLS segmenting needs.
+    public var fixedKeyframeCadence = false
+
+    public init() {}
+}
+
+/// How audio is handled.
+public enum AudioSettings: Sendable, Equatable {
+    /// Copy AAC as is; re-encode anything else with default AAC settings.
+    case automatic
+    /// Re-encode to AAC, with unset fields following the source.
+    case aac(AACSettings)
+    /// Drop audio.
+    case none
+}
+
+public struct AACSettings: Sendable, Equatable {
+    public var bitRate: Int?
+    public var sampleRate: Int?
+    public var channels: Int?
+    public init(bitRate: Int? = nil, sampleRate: Int? = nil, channels: Int? = nil) {
+        self.bitRate = bitRate
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+    public static let defaultBitRatePerChannel = 64_000
+}

@@ -1,0 +1,42 @@
+import CFFmpeg
+
+/// A failed FFmpeg call: which operation, FFmpeg's code and its text for it.
+public struct FFmpegError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let code: Int32
+    public let operation: String
+
+    public init(code: Int32, operation: String) {
+        self.code = code
+        self.operation = operation
+    }
+
+    /// FFmpeg's own text for the code, e.g. "Invalid data found when processing input".
+    public var reason: String { ffmpegErrorText(code) }
+
+    public var description: String { "\(operation) failed: \(reason) (\(code))" }
+
+    public var isEndOfFile: Bool { code == lf_averror_eof() }
+    public var isTryAgain: Bool { code == lf_averror_eagain() }
+    public var isExit: Bool { code == lf_averror_exit() }
+}
+
+/// FFmpeg's text for an error code.
+func ffmpegErrorText(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    return buffer.withUnsafeMutableBufferPointer { buf in
+        String(cString: lf_err2str(code, buf.baseAddress!, buf.count))
+    }
+}
+
+/// The one funnel for FFmpeg return codes: negative codes throw, others pass through.
+@discardableResult
+func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(FFmpegError) -> Int32 {
+    if code < 0 { throw FFmpegError(code: code, operation: operation()) }
+    return code
+}
+
+/// Quiets FFmpeg's own logging (x264 logs at info level by default).
+public enum FFmpegLog {
+    public enum Level: Int32, Sendable { case quiet = -8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48 }
+    public static func setLevel(_ level: Level) { lf_log_quiet(level.rawValue) }
+}

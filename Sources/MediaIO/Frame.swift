@@ -1,0 +1,121 @@
+import CFFmpeg
+import Filters
+
+/// A decoded or to-be-encoded frame that owns its `AVFrame`.
+/// One owner at a time; `@unchecked Sendable` so it can move between pipeline stages.
+public final class Frame: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVFrame>
+
+    init() {
+        guard let frame = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+        pointer = frame
+    }
+
+    deinit {
+        var frame: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&frame)
+    }
+
+    /// Presentation time in the time base of the stream it came from (best effort).
+    public var timestamp: Int64? {
+        let t = pointer.pointee.best_effort_timestamp
+        if t != lf_nopts_value() { return t }
+        let p = pointer.pointee.pts
+        return p == lf_nopts_value() ? nil : p
+    }
+
+    public var width: Int { Int(pointer.pointee.width) }
+    public var height: Int { Int(pointer.pointee.height) }
+    public var sampleCount: Int { Int(pointer.pointee.nb_samples) }
+    public var durationInStreamTimeBase: Int64 { pointer.pointee.pkt_duration }
+    /// Set when the decoder flagged the frame as damaged.
+    public var isCorrupt: Bool { pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 || pointer.pointee.decode_error_flags != 0 }
+
+    var pts: Int64 {
+        get { pointer.pointee.pts }
+        set { pointer.pointee.pts = newValue }
+    }
+
+    /// A new reference to the same buffers (cheap: no pixel copy).
+    func reference() -> Frame {
+        let copy = Frame()
+        av_frame_ref(copy.pointer, pointer)
+        return copy
+    }
+}
+
+/// A compressed packet that owns its `AVPacket`.
+public final class Packet: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<AVPacket>
+
+    public init() {
+        guard let packet = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+        pointer = packet
+    }
+
+    deinit {
+        var packet: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&packet)
+    }
+
+    public var streamIndex: Int { Int(pointer.pointee.stream_index) }
+    public var size: Int { Int(pointer.pointee.size) }
+
+    func unref() { av_packet_unref(pointer) }
+}
+
+extension Frame {
+    /// The presentation timestamp, in the time base of whoever reads the frame next.
+    public var presentationTimestamp: Int64 {
+        get { pointer.pointee.pts }
+        set { pointer.pointee.pts = newValue }
+    }
+
+    /// Marks the frame as a keyframe request for the encoder (HLS segment boundaries).
+    public func requestKeyframe() {
+        pointer.pointee.pict_type = AV_PICTURE_TYPE_I
+    }
+
+    /// Forgets the decoder's picture type: libx264 would otherwise copy the source's I/P/B decisions.
+    public func clearPictureType() {
+        pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        pointer.pointee.key_frame = 0
+    }
+
+    /// A new reference to the same picture, so it can be sent again with another timestamp.
+    public func newReference() -> Frame { reference() }
+
+    /// An rgb24 frame holding a copy of `image`, for RGB encoders such as PNG.
+    public convenience init(copying image: RGBImage) throws(MediaError) {
+        self.init()
+        let f = pointer
+        f.pointee.width = Int32(image.width)
+        f.pointee.height = Int32(image.height)
+        f.pointee.format = AV_PIX_FMT_RGB24.rawValue
+        if av_frame_get_buffer(f, 64) < 0 { throw .invalidSettings("out of memory for an RGB frame") }
+        let dst = lf_frame_data(f, 0)!
+        let stride = Int(lf_frame_linesize(f, 0))
+        for y in 0..<image.height {
+            (dst + y * stride).update(from: image.row(y), count: image.width * 3)
+        }
+    }
+}
+
+extension Packet {
+    /// Presentation timestamp in the time base of the packet's producer; nil when unset.
+    public var presentationTimestamp: Int64? {
+        let p = pointer.pointee.pts
+        return p == lf_nopts_value() ? nil : p
+    }
+
+    public var duration: Int64 {
+        get { pointer.pointee.duration }
+        set { pointer.pointee.duration = newValue }
+    }
+
+    /// Moves pts and dts earlier by `offset` (e.g. to start the output at zero).
+    public func shiftTimestamps(by offset: Int64) {
+        if pointer.pointee.pts != lf_nopts_value() { pointer.pointee.pts -= offset }
+        if pointer.pointee.dts != lf_nopts_value() { pointer.pointee.dts -= offset }
+    }
+}

@@ -1,0 +1,51 @@
+/// What went wrong with a job, in words a user can act on.
+public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
+    case inputNotFound(String)
+    case inputUnreadable(String, reason: String)
+    case notMediaFile(String, reason: String)
+    case noVideoStream(String)
+    case decoderMissing(String)
+    case encoderMissing(String)
+    case outputFolderMissing(String)
+    case outputNotWritable(String, reason: String)
+    case outputExists(String)
+    case unsupportedOutput(String, reason: String)
+    case invalidSettings(String)
+    /// A failure while decoding, encoding or writing after the job had started.
+    case processing(FFmpegError)
+
+    public var description: String {
+        switch self {
+        case let .inputNotFound(path): "input '\(path)' does not exist"
+        case let .inputUnreadable(path, reason): "cannot read input '\(path)': \(reason)"
+        case let .notMediaFile(path, reason): "input '\(path)' is not a media file livefilter can read (\(reason))"
+        case let .noVideoStream(path): "input '\(path)' has no video stream"
+        case let .decoderMissing(codec): "no decoder for codec '\(codec)' in this FFmpeg build"
+        case let .encoderMissing(codec): "no encoder '\(codec)' in this FFmpeg build"
+        case let .outputFolderMissing(path): "output folder '\(path)' does not exist"
+        case let .outputNotWritable(path, reason): "cannot write output '\(path)': \(reason)"
+        case let .outputExists(path): "output '\(path)' already exists"
+        case let .unsupportedOutput(path, reason): "cannot write '\(path)': \(reason)"
+        case let .invalidSettings(reason): "invalid settings: \(reason)"
+        case let .processing(error): error.description
+        }
+    }
+
+    /// What the user can do about it.
+    public var recoverySuggestion: String {
+        switch self {
+        case .inputNotFound: "check the path or URL"
+        case .inputUnreadable: "check the file's permissions, or that the URL is reachable"
+        case .notMediaFile: "pass a video file or an HLS playlist"
+        case .noVideoStream: "livefilter filters video; pass an input with a video stream"
+        case .decoderMissing: "install Debian's libavcodec59 with that decoder, or transcode the input first"
+        case .encoderMissing: "install libavcodec-extra or libx264 (scripts/install-deps.sh)"
+        case .outputFolderMissing: "create the folder first"
+        case .outputNotWritable: "choose a folder you can write to"
+        case .outputExists: "pass --overwrite (-y) to replace it, or choose another name"
+        case .unsupportedOutput: "use .mp4, .mov, .mkv, .ts, .m3u8 or a PNG pattern such as frames/%05d.png"
+        case .invalidSettings: "see livefilter run --help"
+        case .processing: "the input may be damaged; run with a different input or report the problem"
+        }
+    }
+}

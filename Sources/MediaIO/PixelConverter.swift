@@ -1,0 +1,176 @@
+import CFFmpeg
+import Filters
+
+/// Colour conversion between decoded frames and packed RGB, with the matrix and range of the
+/// stream honoured in both directions so colours survive the round trip.
+final class SwsContextBox {
+    let pointer: OpaquePointer
+
+    /// A converter between two fixed formats and sizes, using both cores.
+    init(source: FrameSize, sourceFormat: AVPixelFormat, destination: FrameSize, destinationFormat: AVPixelFormat,
+         flags: Int32 = SWS_BICUBIC, threads: Int = 0) throws(MediaError) {
+        guard let ctx = sws_alloc_context() else { throw .invalidSettings("sws_alloc_context: out of memory") }
+        let raw = UnsafeMutableRawPointer(ctx)
+        av_opt_set_int(raw, "srcw", Int64(source.width), 0)
+        av_opt_set_int(raw, "srch", Int64(source.height), 0)
+        av_opt_set_int(raw, "src_format", Int64(sourceFormat.rawValue), 0)
+        av_opt_set_int(raw, "dstw", Int64(destination.width), 0)
+        av_opt_set_int(raw, "dsth", Int64(destination.height), 0)
+        av_opt_set_int(raw, "dst_format", Int64(destinationFormat.rawValue), 0)
+        av_opt_set_int(raw, "sws_flags", Int64(flags | SWS_ACCURATE_RND), 0)
+        av_opt_set_int(raw, "threads", Int64(threads), 0)
+        guard sws_init_context(ctx, nil, nil) >= 0 else {
+            sws_freeContext(ctx)
+            let from = av_get_pix_fmt_name(sourceFormat).map { String(cString: $0) } ?? "?"
+            throw .invalidSettings("cannot convert \(from) \(source) to \(destination)")
+        }
+        pointer = ctx
+    }
+
+    deinit { sws_freeContext(pointer) }
+
+    /// Sets the YUV matrix and ranges (FFmpeg's AVColorSpace values) for this conversion.
+    func setColorDetails(sourceMatrix: Int32, sourceFullRange: Bool, destinationMatrix: Int32, destinationFullRange: Bool) {
+        let src = sws_getCoefficients(Self.swsMatrix(sourceMatrix))
+        let dst = sws_getCoefficients(Self.swsMatrix(destinationMatrix))
+        sws_setColorspaceDetails(pointer, src, sourceFullRange ? 1 : 0, dst, destinationFullRange ? 1 : 0, 0, 1 << 16, 1 << 16)
+    }
+
+    private static func swsMatrix(_ colorSpace: Int32) -> Int32 {
+        switch AVColorSpace(rawValue: UInt32(colorSpace)) {
+        case AVCOL_SPC_BT709: SWS_CS_ITU709
+        case AVCOL_SPC_FCC: SWS_CS_FCC
+        case AVCOL_SPC_SMPTE240M: SWS_CS_SMPTE240M
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: SWS_CS_BT2020
+        default: SWS_CS_ITU601
+        }
+    }
+}
+
+/// Decoded frames (any pixel format) to packed RGB of a fixed size.
+/// A mid-stream change of size or format is absorbed by rebuilding the converter.
+public final class FrameToRGB {
+    public let outputSize: FrameSize
+    private let color: ColorDescription
+    private var converter: SwsContextBox?
+    private var converterKey: (FrameSize, Int32)?
+
+    public init(outputSize: FrameSize, color: ColorDescription) {
+        self.outputSize = outputSize
+        self.color = color
+    }
+
+    public func convert(_ frame: Frame, into image: RGBImage) throws(MediaError) {
+        precondition(image.size == outputSize)
+        let f = frame.pointer.pointee
+        let key = (FrameSize(width: Int(f.width), height: Int(f.height)), f.format)
+        if converter == nil || converterKey! != key {
+            let box = try SwsContextBox(source: key.0, sourceFormat: AVPixelFormat(rawValue: key.1),
+                                        destination: outputSize, destinationFormat: AV_PIX_FMT_RGB24)
+            let frameMatrix = f.colorspace == AVCOL_SPC_UNSPECIFIED ? color.matrix : Int32(f.colorspace.rawValue)
+            let fullRange = f.color_range == AVCOL_RANGE_JPEG || (f.color_range == AVCOL_RANGE_UNSPECIFIED && color.isFullRange)
+                || isJPEGFormat(AVPixelFormat(rawValue: f.format))
+            box.setColorDetails(sourceMatrix: frameMatrix, sourceFullRange: fullRange,
+                                destinationMatrix: frameMatrix, destinationFullRange: true)
+            converter = box
+            converterKey = key
+        }
+        let code = lf_sws_scale_to_packed(converter!.pointer, frame.pointer, image.baseAddress, Int32(image.bytesPerRow))
+        if code <= 0 { throw .processing(FFmpegError(code: code, operation: "sws_scale to RGB")) }
+    }
+
+    private func isJPEGFormat(_ f: AVPixelFormat) -> Bool {
+        f == AV_PIX_FMT_YUVJ420P || f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P
+    }
+}
+
+/// Packed RGB to the encoder's yuv420p (limited range, in the output's matrix).
+/// The RGB image may be one pixel larger than the encoder size: odd sizes are cropped to even.
+public final class RGBToFrame {
+    public let size: FrameSize
+    private let converter: SwsContextBox
+    private let pool: FramePool
+
+    public init(size: FrameSize, color: ColorDescription) throws(MediaError) {
+        self.size = size
+        converter = try SwsContextBox(source: size, sourceFormat: AV_PIX_FMT_RGB24,
+                                      destination: size, destinationFormat: AV_PIX_FMT_YUV420P)
+        converter.setColorDetails(sourceMatrix: color.matrix, sourceFullRange: true,
+                                  destinationMatrix: color.matrix, destinationFullRange: false)
+        pool = FramePool(size: size, format: AV_PIX_FMT_YUV420P)
+    }
+
+    /// A new yuv420p frame holding `image`'s top-left `size` pixels.
+    public func convert(_ image: RGBImage) throws(MediaError) -> Frame {
+        let frame = try pool.makeFrame()
+        let code = lf_sws_scale_from_packed(converter.pointer, image.baseAddress, Int32(image.bytesPerRow),
+                                            Int32(size.height), frame.pointer)
+        if code <= 0 { throw .processing(FFmpegError(code: code, operation: "sws_scale to YUV")) }
+        return frame
+    }
+}
+
+/// Frames backed by a buffer pool, so steady state allocates nothing per frame.
+final class FramePool {
+    let size: FrameSize
+    let format: AVPixelFormat
+    private let pool: OpaquePointer
+    private let bufferSize: Int32
+    private var linesizes: [Int32] = [0, 0, 0, 0]
+    private var offsets: [Int] = [0, 0, 0, 0]
+
+    init(size: FrameSize, format: AVPixelFormat) {
+        self.size = size
+        self.format = format
+        let align: Int32 = 64
+        var lines: (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+        withUnsafeMutablePointer(to: &lines) { p in
+            p.withMemoryRebound(to: Int32.self, capacity: 4) {
+                _ = av_image_fill_linesizes($0, format, Int32(size.width))
+                for i in 0..<4 { $0[i] = ($0[i] + align - 1) / align * align }
+            }
+        }
+        linesizes = [lines.0, lines.1, lines.2, lines.3]
+        var heights: [Int] = [size.height, 0, 0, 0]
+        if let desc = av_pix_fmt_desc_get(format) {
+            let ch = Int(desc.pointee.log2_chroma_h)
+            heights = [size.height, (size.height + (1 << ch) - 1) >> ch, (size.height + (1 << ch) - 1) >> ch, size.height]
+        }
+        var total = 0
+        for i in 0..<4 where linesizes[i] > 0 {
+            offsets[i] = total
+            total += Int(linesizes[i]) * heights[i]
+        }
+        bufferSize = Int32(total + 64)
+        pool = av_buffer_pool_init(Int(bufferSize), nil)
+    }
+
+    deinit {
+        var p: OpaquePointer? = pool
+        av_buffer_pool_uninit(&p)
+    }
+
+    func makeFrame() throws(MediaError) -> Frame {
+        let frame = Frame()
+        guard let buffer = av_buffer_pool_get(pool) else { throw .invalidSettings("out of memory for frames") }
+        let f = frame.pointer
+        f.pointee.buf.0 = buffer
+        f.pointee.width = Int32(size.width)
+        f.pointee.height = Int32(size.height)
+        f.pointee.format = format.rawValue
+        let base = buffer.pointee.data!
+        withUnsafeMutablePointer(to: &f.pointee.data) { dp in
+            dp.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { data in
+                withUnsafeMutablePointer(to: &f.pointee.linesize) { lp in
+                    lp.withMemoryRebound(to: Int32.self, capacity: 8) { lines in
+                        for i in 0..<4 where linesizes[i] > 0 {
+                            data[i] = base + offsets[i]
+                            lines[i] = linesizes[i]
+                        }
+                    }
+                }
+            }
+        }
+        return frame
+    }
+}

@@ -1,0 +1,77 @@
+import MediaIO
+
+/// The display-link rule: an output clock ticks every 1/rate seconds, and tick k shows the newest
+/// frame whose time is ≤ k/rate. Frames are offered in presentation order; the selector answers
+/// with the ticks that became final, each naming the frame it shows and whether that frame is new
+/// (to be filtered) or a repeat (reuse the last filtered picture).
+///
+/// Pure and clock-free: the offline loop, the live loop and the tests all drive the same logic.
+public struct FrameSelector<Payload> {
+    public struct Tick {
+        /// Output frame number: its timestamp is `index` in a time base of 1/rate.
+        public var index: Int64
+        /// The tick's target time, `index / rate`.
+        public var targetTime: MediaTime
+        public var payload: Payload
+        /// False when the tick repeats the previous tick's frame.
+        public var isNewFrame: Bool
+    }
+
+    public let rate: Rational
+    public private(set) var nextTickIndex: Int64 = 0
+    /// Frames that were replaced by a newer one before any tick showed them.
+    public private(set) var droppedFrames = 0
+    /// Ticks that showed a frame already shown.
+    public private(set) var repeatedTicks = 0
+    private var held: (payload: Payload, time: MediaTime, shown: Bool)?
+
+    public init(rate: Rational) {
+        precondition(rate.isPositive, "tick rate must be positive")
+        self.rate = rate
+    }
+
+    public func targetTime(ofTick index: Int64) -> MediaTime {
+        MediaTime(value: index, numerator: Int64(rate.denominator), denominator: Int64(rate.numerator))
+    }
+
+    /// Offers the next frame; returns the ticks whose frame is now decided.
+    public mutating func offer(_ payload: Payload, at time: MediaTime) -> [Tick] {
+        guard held != nil else {
+            // The first frame also covers ticks before it: the picture is held backwards.
+            held = (payload, time, false)
+            return []
+        }
+        let ticks = emitTicks(before: time)
+        if !held!.shown { droppedFrames += 1 }
+        held = (payload, time, false)
+        return ticks
+    }
+
+    /// Ends the stream at `endTime` (the last frame's time plus its duration); returns the last ticks.
+    public mutating func finish(at endTime: MediaTime) -> [Tick] {
+        guard held != nil else { return [] }
+        var ticks = emitTicks(before: endTime)
+        // A stream shorter than one tick still yields one frame.
+        if nextTickIndex == 0 { ticks = emitOne() }
+        if !held!.shown { droppedFrames += 1 }
+        held = nil
+        return ticks
+    }
+
+    /// Ticks strictly before `time` show the held frame (a frame exactly at a tick's time belongs to it).
+    private mutating func emitTicks(before time: MediaTime) -> [Tick] {
+        var ticks: [Tick] = []
+        while targetTime(ofTick: nextTickIndex) < time {
+            ticks += emitOne()
+        }
+        return ticks
+    }
+
+    private mutating func emitOne() -> [Tick] {
+        let isNew = !held!.shown
+        if !isNew { repeatedTicks += 1 }
+        held!.shown = true
+        defer { nextTickIndex += 1 }
+        return [Tick(index: nextTickIndex, targetTime: targetTime(ofTick: nextTickIndex), payload: held!.payload, isNewFrame: isNew)]
+    }
+}

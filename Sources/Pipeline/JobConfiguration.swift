@@ -1,0 +1,97 @@
+import Filters
+import MediaIO
+
+/// What to do with the input's display-matrix rotation.
+public enum OrientationPolicy: String, Sendable, CaseIterable {
+    /// Turn the pixels upright before the chain (like ffmpeg's autorotate); the output has no rotation tag.
+    case auto
+    /// Leave the pixels as stored and copy the rotation tag, so players turn the picture.
+    case keep
+}
+
+/// Everything one run needs: input, output, chain, encoding.
+public struct JobConfiguration: Sendable {
+    public var input: String
+    public var output: String
+    public var chain: FilterChain
+    public var orientation: OrientationPolicy = .auto
+    public var video = VideoEncoderSettings()
+    public var audio: AudioSettings = .automatic
+    /// Constant output rate with display-link semantics; nil keeps each frame's timestamp.
+    public var frameRate: Rational?
+    public var overwrite = false
+    public var inputOptions = InputOptions()
+
+    public init(input: String, output: String, chain: FilterChain = FilterChain()) {
+        self.input = input
+        self.output = output
+        self.chain = chain
+    }
+}
+
+/// A snapshot of a running job, for progress displays.
+public struct JobProgress: Sendable {
+    /// Seconds of input processed.
+    public var mediaTime: Double
+    /// Input duration in seconds, when known.
+    public var duration: Double?
+    public var framesDecoded: Int
+    public var framesWritten: Int
+    /// Output frames per second of wall time.
+    public var framesPerSecond: Double
+    /// Media seconds per wall second.
+    public var speed: Double
+    public var elapsed: Double
+
+    public var fraction: Double? {
+        guard let duration, duration > 0 else { return nil }
+        return min(1, max(0, mediaTime / duration))
+    }
+
+    /// Seconds left, at the current speed.
+    public var estimatedTimeRemaining: Double? {
+        guard let duration, speed > 0 else { return nil }
+        return max(0, (duration - mediaTime) / speed)
+    }
+}
+
+/// What a finished (or interrupted) run did.
+public struct JobSummary: Sendable {
+    public enum VideoPath: String, Sendable { case rgbChain = "decode → RGB chain → encode", passthrough = "decode → encode (no RGB round trip)" }
+    public enum AudioPath: String, Sendable { case copy = "copied", aac = "AAC re-encode", none = "none" }
+
+    public var outputPath: String
+    public var inputSize: FrameSize
+    public var outputSize: FrameSize
+    /// Set when the chain's size was odd and the encoder got it rounded down to even.
+    public var roundedFrom: FrameSize?
+    public var appliedRotation: Int
+    public var videoPath: VideoPath
+    public var audioPath: AudioPath
+    public var framesDecoded = 0
+    public var framesWritten = 0
+    public var framesFiltered = 0
+    public var framesDropped = 0
+    public var framesRepeated = 0
+    public var decodeErrors = 0
+    /// Output duration in seconds.
+    public var duration: Double = 0
+    public var bytes: Int64 = 0
+    public var wallTime: Double = 0
+    public var interrupted = false
+
+    public var averageBitRate: Double { duration > 0 ? Double(bytes) * 8 / duration : 0 }
+}
+
+/// Why a job could not run or finish.
+public enum JobError: Error, CustomStringConvertible, Sendable {
+    case media(MediaError)
+    case chain(FilterError)
+
+    public var description: String {
+        switch self {
+        case let .media(error): error.description
+        case let .chain(error): "the filter chain does not fit this input: \(error)"
+        }
+    }
+}

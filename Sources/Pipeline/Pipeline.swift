@@ -1,2 +1,0 @@
-import Filters
-import MediaIO
