@@ -30,6 +30,10 @@ final class AtomicOutput {
         let token = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         temporaryPath = (folder as NSString).appendingPathComponent(
             ".\(url.lastPathComponent).livefilter-\(getpid())-\(token).\(temporaryExtension)")
+        // Claim the temporary name now, so an unwritable place fails before any work, naming the real path.
+        let fd = open(temporaryPath, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .outputNotWritable(path, reason: String(cString: strerror(errno))) }
+        close(fd)
     }
 
     /// Moves the finished temporary file onto the final name.

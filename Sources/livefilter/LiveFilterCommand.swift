@@ -1,6 +1,39 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct LiveFilterCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "livefilter", abstract: "Filter video streams.")
+    static let configuration = CommandConfiguration(
+        commandName: "livefilter",
+        abstract: "Filter video files and HLS streams through a Swift filter chain and re-encode them.",
+        discussion: """
+            Exit codes: 0 ok; 1 processing failed; 2 usage error; 3 bad filter chain; 4 input missing or \
+            unreadable; 5 input is not a media file; 6 no video stream; 7 output folder missing or not \
+            writable; 8 output exists (use --overwrite); 130 interrupted (SIGINT); 143 terminated (SIGTERM).
+            """,
+        subcommands: [RunCommand.self])
+
+    /// Parses, runs, and turns every failure into one `livefilter: error:` line and a documented code.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch let failure as CommandFailure {
+            Terminal.error(failure.message)
+            Foundation.exit(failure.code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                // --help and --version
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            Terminal.error(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)
+            Terminal.line("see 'livefilter help run' for the options")
+            Foundation.exit(LiveFilterExit.usage.rawValue)
+        }
+    }
 }

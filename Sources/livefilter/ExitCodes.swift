@@ -1,0 +1,49 @@
+import Filters
+import MediaIO
+import Pipeline
+
+/// The documented exit codes (README "Exit codes").
+enum LiveFilterExit: Int32 {
+    case ok = 0
+    case processingFailed = 1
+    case usage = 2
+    case badChain = 3
+    case inputUnreadable = 4
+    case notMedia = 5
+    case noVideo = 6
+    case outputNotWritable = 7
+    case outputExists = 8
+    case interrupted = 130
+    case terminated = 143
+}
+
+/// A failure with its message and exit code, printed once by `main`.
+struct CommandFailure: Error {
+    var message: String
+    var code: LiveFilterExit
+
+    init(_ message: String, code: LiveFilterExit) {
+        self.message = message
+        self.code = code
+    }
+
+    init(_ error: MediaError) {
+        let code: LiveFilterExit = switch error {
+        case .inputNotFound, .inputUnreadable: .inputUnreadable
+        case .notMediaFile, .decoderMissing: .notMedia
+        case .noVideoStream: .noVideo
+        case .outputFolderMissing, .outputNotWritable: .outputNotWritable
+        case .outputExists: .outputExists
+        case .invalidSettings, .unsupportedOutput: .usage
+        case .encoderMissing, .processing: .processingFailed
+        }
+        self.init("\(error.description); \(error.recoverySuggestion)", code: code)
+    }
+
+    init(_ error: JobError) {
+        switch error {
+        case let .media(media): self.init(media)
+        case let .chain(chain): self.init("the filter chain does not fit this input: \(chain)", code: .badChain)
+        }
+    }
+}

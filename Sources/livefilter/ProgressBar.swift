@@ -1,0 +1,55 @@
+import Foundation
+import Pipeline
+
+/// A one-line progress bar on stderr, redrawn in place: percent, frames, fps, speed, ETA.
+final class ProgressBar {
+    let enabled: Bool
+    private var drawn = false
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func update(_ p: JobProgress) {
+        guard enabled else { return }
+        var line = ""
+        if let fraction = p.fraction {
+            let width = 24
+            let filled = Int((fraction * Double(width)).rounded(.down))
+            line += "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+            line += String(format: "%3.0f%%  ", fraction * 100)
+        } else {
+            line += Format.duration(p.mediaTime) + "  "
+        }
+        line += "frame \(p.framesWritten)  " + String(format: "%.1f fps  %.2fx", p.framesPerSecond, p.speed)
+        if let eta = p.estimatedTimeRemaining { line += "  ETA " + Format.duration(eta) }
+        Terminal.write("\r" + line + "\u{1B}[K")
+        drawn = true
+    }
+
+    func clear() {
+        if drawn { Terminal.write("\r\u{1B}[K") }
+        drawn = false
+    }
+}
+
+enum SummaryPrinter {
+    static func print(_ s: JobSummary, job: TranscodeJob) {
+        var lines: [String] = []
+        lines.append("output      \(s.outputPath)")
+        var size = "\(s.inputSize) → \(s.outputSize)"
+        if let from = s.roundedFrom { size += " (chain gave \(from); rounded down to even for yuv420p)" }
+        if s.appliedRotation != 0 { size += ", rotated \(s.appliedRotation)° from the input's tag" }
+        lines.append("video       \(size), \(s.videoPath.rawValue)")
+        lines.append("audio       \(s.audioPath.rawValue)")
+        var frames = "frames      \(s.framesDecoded) in, \(s.framesWritten) out, \(s.framesFiltered) filtered"
+        frames += ", \(s.framesDropped) dropped, \(s.framesRepeated) repeated"
+        if s.decodeErrors > 0 { frames += ", \(s.decodeErrors) decode errors" }
+        lines.append(frames)
+        lines.append("duration    " + String(format: "%.3f s", s.duration))
+        lines.append("size        \(Format.bytes(s.bytes)), \(Format.bitRate(s.averageBitRate)) average")
+        let speed = s.wallTime > 0 ? s.duration / s.wallTime : 0
+        lines.append("time        " + String(format: "%.2f s wall, %.1f fps, %.2fx real time", s.wallTime,
+                                                 s.wallTime > 0 ? Double(s.framesWritten) / s.wallTime : 0, speed))
+        if s.interrupted { lines.append("interrupted: the output holds what was processed") }
+        Terminal.line(lines.joined(separator: "\n"))
+    }
+}
