@@ -17,7 +17,7 @@ final class SwsContextBox {
         av_opt_set_int(raw, "dstw", Int64(destination.width), 0)
         av_opt_set_int(raw, "dsth", Int64(destination.height), 0)
         av_opt_set_int(raw, "dst_format", Int64(destinationFormat.rawValue), 0)
-        av_opt_set_int(raw, "sws_flags", Int64(flags | SWS_ACCURATE_RND), 0)
+        av_opt_set_int(raw, "sws_flags", Int64(flags), 0)
         av_opt_set_int(raw, "threads", Int64(threads), 0)
         guard sws_init_context(ctx, nil, nil) >= 0 else {
             sws_freeContext(ctx)
