@@ -79,6 +79,8 @@ public struct JobSummary: Sendable {
     public var bytes: Int64 = 0
     public var wallTime: Double = 0
     public var interrupted = false
+    /// Wall time per pipeline stage.
+    public var timings = StageTimings()
 
     public var averageBitRate: Double { duration > 0 ? Double(bytes) * 8 / duration : 0 }
 }

@@ -219,12 +219,12 @@ private final class TranscodeRun {
         do throws(FFmpegError) {
             reading: while true {
                 if shouldStop() { summary.interrupted = true; break reading }
-                switch try demuxer.read(into: packet) {
+                switch try summary.timings.measure(.demux, { () throws(FFmpegError) in try demuxer.read(into: packet) }) {
                 case .endOfFile:
                     break reading
                 case .packet:
                     if packet.streamIndex == demuxer.video.index {
-                        try videoDecoder.send(packet)
+                        try summary.timings.measure(.decode) { () throws(FFmpegError) in try videoDecoder.send(packet) }
                         try drainVideoDecoder()
                     } else {
                         try handleAudio(packet)
@@ -262,7 +262,7 @@ private final class TranscodeRun {
     // MARK: Video
 
     func drainVideoDecoder() throws(FFmpegError) {
-        while case let .frame(frame) = try videoDecoder.receive() {
+        while case let .frame(frame) = try summary.timings.measure(.decode, { () throws(FFmpegError) in try videoDecoder.receive() }) {
             summary.framesDecoded += 1
             try handleDecoded(frame)
         }
@@ -326,10 +326,10 @@ private final class TranscodeRun {
             return f
         }
         do throws(MediaError) {
-            try toRGB!.convert(frame, into: sourceImage!)
-            let image = chainRenderer!.render(sourceImage!)
+            try summary.timings.measure(.toRGB) { () throws(MediaError) in try toRGB!.convert(frame, into: sourceImage!) }
+            let image = summary.timings.measure(.filter) { chainRenderer!.render(sourceImage!) }
             summary.framesFiltered += 1
-            if let toYUV { return try toYUV.convert(image) }
+            if let toYUV { return try summary.timings.measure(.toYUV) { () throws(MediaError) in try toYUV.convert(image) } }
             return try Frame(copying: image)
         } catch {
             if case let .processing(e) = error { throw e }
@@ -339,12 +339,12 @@ private final class TranscodeRun {
 
     func encode(_ frame: Frame, pts: Int64) throws(FFmpegError) {
         frame.presentationTimestamp = pts
-        try videoEncoder.send(frame)
+        try summary.timings.measure(.encode) { () throws(FFmpegError) in try videoEncoder.send(frame) }
         try drainVideoEncoder()
     }
 
     func drainVideoEncoder() throws(FFmpegError) {
-        while case let .packet(packet) = try videoEncoder.receive() {
+        while case let .packet(packet) = try summary.timings.measure(.encode, { () throws(FFmpegError) in try videoEncoder.receive() }) {
             // libx264 leaves durations at zero; muxers want them.
             let pts = packet.presentationTimestamp ?? 0
             if selector != nil {
@@ -355,7 +355,9 @@ private final class TranscodeRun {
             }
             summary.framesWritten += 1
             do throws(MediaError) {
-                try muxer.write(packet, toStream: videoStreamIndex, timeBase: videoEncoder.timeBase)
+                try summary.timings.measure(.mux) { () throws(MediaError) in
+                    try muxer.write(packet, toStream: videoStreamIndex, timeBase: videoEncoder.timeBase)
+                }
             } catch {
                 throw Self.ffmpegError(error)
             }

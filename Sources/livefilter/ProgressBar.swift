@@ -53,3 +53,23 @@ enum SummaryPrinter {
         Terminal.line(lines.joined(separator: "\n"))
     }
 }
+
+extension SummaryPrinter {
+    /// Milliseconds per frame in each stage: decode and encode per frame through the codec, the
+    /// RGB stages per filtered frame.
+    static func printStages(_ s: JobSummary) {
+        let t = s.timings
+        func perFrame(_ stage: StageTimings.Stage, _ frames: Int) -> String {
+            frames > 0 ? String(format: "%7.2f", t.totalMilliseconds(stage) / Double(frames)) : "      -"
+        }
+        var lines = ["stage          ms/frame"]
+        lines.append("demux          " + perFrame(.demux, s.framesDecoded))
+        lines.append("decode         " + perFrame(.decode, s.framesDecoded))
+        lines.append("to RGB         " + perFrame(.toRGB, s.framesFiltered))
+        lines.append("filter chain   " + perFrame(.filter, s.framesFiltered))
+        lines.append("to YUV         " + perFrame(.toYUV, s.framesFiltered))
+        lines.append("encode         " + perFrame(.encode, s.framesWritten))
+        lines.append("mux            " + perFrame(.mux, s.framesWritten))
+        Terminal.line(lines.joined(separator: "\n"))
+    }
+}

@@ -72,6 +72,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: [.short, .long], help: "No progress bar and no summary.")
     var quiet = false
 
+    @Flag(help: "Print milliseconds per frame for each pipeline stage.")
+    var stats = false
+
     @Flag(help: "Show FFmpeg's own warnings.")
     var verbose = false
 
@@ -120,6 +123,7 @@ struct RunCommand: ParsableCommand {
         }
         progress.clear()
         if !quiet { SummaryPrinter.print(summary, job: job) }
+        if stats { SummaryPrinter.printStages(summary) }
         if let sig = signals.signal {
             if !quiet { Terminal.line("livefilter: stopped by signal \(sig); the output holds what was done") }
             throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)

@@ -1,0 +1,34 @@
+import Dispatch
+
+/// Wall time spent in each stage of the pipeline, for `--stats` and the benchmark.
+public struct StageTimings: Sendable {
+    public enum Stage: String, CaseIterable, Sendable {
+        case demux, decode, toRGB = "to RGB", filter = "filter chain", toYUV = "to YUV", encode, mux
+    }
+
+    public private(set) var nanoseconds: [Stage: UInt64] = [:]
+    public private(set) var counts: [Stage: Int] = [:]
+
+    public init() {}
+
+    /// Runs `body`, adding its wall time to `stage`.
+    @inline(__always)
+    public mutating func measure<T, E: Error>(_ stage: Stage, _ body: () throws(E) -> T) throws(E) -> T {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer {
+            nanoseconds[stage, default: 0] += DispatchTime.now().uptimeNanoseconds - start
+            counts[stage, default: 0] += 1
+        }
+        return try body()
+    }
+
+    /// Milliseconds per call of `stage`, averaged.
+    public func millisecondsPerCall(_ stage: Stage) -> Double? {
+        guard let n = nanoseconds[stage], let c = counts[stage], c > 0 else { return nil }
+        return Double(n) / Double(c) / 1e6
+    }
+
+    public func totalMilliseconds(_ stage: Stage) -> Double {
+        Double(nanoseconds[stage] ?? 0) / 1e6
+    }
+}
