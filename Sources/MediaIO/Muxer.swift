@@ -36,13 +36,15 @@ public enum OutputContainer: String, Sendable, CaseIterable {
 }
 
 /// Writes encoded streams into one container. Owns its `AVFormatContext`.
-public final class Muxer {
+public final class Muxer: PacketSink {
     let context: UnsafeMutablePointer<AVFormatContext>
     public let path: String
     public let container: OutputContainer
     private var headerWritten = false
     private var trailerWritten = false
     private var sourceTimeBases: [AVRational] = []
+    /// Muxer options applied by `writeHeader()`, such as movflags.
+    public var headerOptions: [(String, String)] = []
 
     public init(path: String, container: OutputContainer) throws(MediaError) {
         self.path = path
@@ -103,8 +105,12 @@ public final class Muxer {
         }
     }
 
+    public func writeHeader() throws(MediaError) {
+        try writeHeader(options: headerOptions)
+    }
+
     /// Opens the file and writes the header. `options` are muxer options such as movflags.
-    public func writeHeader(options: [(String, String)] = []) throws(MediaError) {
+    public func writeHeader(options: [(String, String)]) throws(MediaError) {
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             let code = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
             if code < 0 { throw .outputNotWritable(path, reason: ffmpegErrorText(code)) }
