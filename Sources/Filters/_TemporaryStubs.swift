@@ -74,3 +74,18 @@ public final class ChainRenderer {
         return current
     }
 }
+
+public struct Scale: Filter {
+    public var width: Int, height: Int
+    public init(width: Int, height: Int) { self.width = width; self.height = height }
+    public var description: String { "scale \(width)x\(height)" }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { FrameSize(width, height) }
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer { R(inputSize: input, outputSize: FrameSize(width, height)) }
+    final class R: FilterRenderer {
+        let inputSize: FrameSize, outputSize: FrameSize
+        init(inputSize: FrameSize, outputSize: FrameSize) { self.inputSize = inputSize; self.outputSize = outputSize }
+        func render(_ s: RGBImage, into d: RGBImage) {
+            for y in 0..<d.height { for x in 0..<d.width { d[x, y] = s[x * s.width / d.width, y * s.height / d.height] } }
+        }
+    }
+}

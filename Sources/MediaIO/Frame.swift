@@ -119,3 +119,15 @@ extension Packet {
         if pointer.pointee.dts != lf_nopts_value() { pointer.pointee.dts -= offset }
     }
 }
+
+extension Packet {
+    /// A new packet referencing the same data (no copy), e.g. to write one packet to two sinks.
+    public func clone() -> Packet {
+        let copy = Packet()
+        av_packet_ref(copy.pointer, pointer)
+        return copy
+    }
+
+    /// Whether the packet starts with a keyframe.
+    public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+}

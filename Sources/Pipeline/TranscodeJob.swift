@@ -70,107 +70,110 @@ public final class TranscodeJob {
     }
 }
 
+/// Decoded frames to filtered RGB: colour conversion, then the chain.
+final class FrameFilter {
+    private let toRGB: FrameToRGB
+    private let source: RGBImage
+    private let chain: ChainRenderer
+    private let timing: TimingRecorder
+    private(set) var framesFiltered = 0
+
+    init(video: VideoStreamInfo, chain: FilterChain, timing: TimingRecorder) throws(MediaError) {
+        toRGB = FrameToRGB(outputSize: video.size, color: video.colorSpace)
+        source = RGBImage(size: video.size)
+        do {
+            self.chain = try ChainRenderer(chain: chain, inputSize: video.size)
+        } catch {
+            throw .invalidSettings(error.description)
+        }
+        self.timing = timing
+    }
+
+    /// The filtered picture; valid until the next call.
+    func filter(_ frame: Frame) throws(FFmpegError) -> RGBImage {
+        do throws(MediaError) {
+            try timing.measure(.toRGB) { () throws(MediaError) in try toRGB.convert(frame, into: source) }
+        } catch {
+            throw error.asFFmpegError
+        }
+        framesFiltered += 1
+        return timing.measure(.filter) { chain.render(source) }
+    }
+}
+
 /// The state of one pass over the input: built by `TranscodeJob.run`, used once.
 private final class TranscodeRun {
     let job: TranscodeJob
-    let demuxer: Demuxer
     let config: JobConfiguration
-    var summary: JobSummary
-
-    // Video
-    let videoDecoder: Decoder
-    let videoEncoder: Encoder
-    var videoStreamIndex = 0
-    let passthrough: Bool
-    var toRGB: FrameToRGB?
-    var sourceImage: RGBImage?
-    var chainRenderer: ChainRenderer?
-    var toYUV: RGBToFrame?
-    /// Constant-rate output: the display-link selector. Nil keeps source timestamps.
-    var selector: FrameSelector<Frame>?
-    var lastEncodedInput: Frame?
-    var lastSourcePts: Int64?
-    var lastSourceDuration: Int64 = 0
-    var lastOutputPts: Int64 = .min
-    var packetDurations: [Int64: Int64] = [:]
-    let videoOrigin: Int64
-    let videoTimeBase: Rational
-
-    // Audio
-    var audioStreamIndex: Int?
-    var audioCopyTimeBase: Rational?
-    var audioDecoder: Decoder?
-    var audioConverter: AudioConverter?
-    var audioEncoder: Encoder?
-    var audioOrigin: Int64 = 0
-
-    // Output
-    let muxer: Muxer
+    let timing = TimingRecorder()
+    let input: MediaInput
+    let audio: AudioStage?
+    let filter: FrameFilter?
+    let branch: VideoBranch
+    let sink: any PacketSink
     let output: AtomicOutput?
     let sequence: AtomicImageSequence?
+    /// Constant-rate output: the display-link selector. Nil keeps source timestamps.
+    var selector: FrameSelector<TimedFrame>?
+    var summary: JobSummary
+    var lastOutputPts: Int64 = .min
+    var lastFrameEnd: MediaTime?
 
-    // Progress
     let start = DispatchTime.now()
     var lastReport = DispatchTime.now()
-    var mediaTime = 0.0
 
     init(job: TranscodeJob) throws(MediaError) {
         self.job = job
-        demuxer = job.demuxer
         config = job.configuration
+        let demuxer = job.demuxer
         let video = demuxer.video
-        videoTimeBase = video.timeBase
-        videoOrigin = Int64((demuxer.startTime / video.timeBase.doubleValue).rounded())
-
         let isPNG = job.container.isImageSequence
-        passthrough = !isPNG && job.effectiveChain.isEmpty && job.encodeSize == video.size && video.pixelFormatName == "yuv420p"
+        let passthrough = !isPNG && job.effectiveChain.isEmpty && job.encodeSize == video.size && video.pixelFormatName == "yuv420p"
         summary = JobSummary(outputPath: config.output, inputSize: video.size, outputSize: job.encodeSize,
                              roundedFrom: job.encodeSize == job.chainOutputSize ? nil : job.chainOutputSize,
                              appliedRotation: job.appliedRotation,
                              videoPath: passthrough ? .passthrough : .rgbChain, audioPath: .none)
 
         // Output path checks come before any file is created.
+        let muxer: Muxer
         if isPNG {
-            sequence = try AtomicImageSequence(pattern: config.output, overwrite: config.overwrite)
+            let sequence = try AtomicImageSequence(pattern: config.output, overwrite: config.overwrite)
+            try sequence.create()
+            muxer = try Muxer(path: sequence.temporaryPattern, container: job.container)
+            self.sequence = sequence
             output = nil
-            try sequence!.create()
-            muxer = try Muxer(path: sequence!.temporaryPattern, container: job.container)
         } else {
+            let output = try AtomicOutput(path: config.output, overwrite: config.overwrite, temporaryExtension: job.container.rawValue)
+            muxer = try Muxer(path: output.temporaryPath, container: job.container)
+            self.output = output
             sequence = nil
-            output = try AtomicOutput(path: config.output, overwrite: config.overwrite, temporaryExtension: job.container.rawValue)
-            muxer = try Muxer(path: output!.temporaryPath, container: job.container)
         }
+        if job.container == .mp4 || job.container == .mov { muxer.headerOptions = [("movflags", "+faststart")] }
+        sink = muxer
 
-        videoDecoder = try Decoder(demuxer: demuxer, streamIndex: video.index)
-        let timeBase = config.frameRate.map { $0.inverse } ?? video.timeBase
-        if config.frameRate != nil { selector = FrameSelector(rate: job.outputRate) }
+        let constantRate = config.frameRate != nil
+        if constantRate { selector = FrameSelector(rate: job.outputRate) }
+        let timeBase = constantRate ? job.outputRate.inverse : video.timeBase
         let color = Self.outputColor(for: video)
-        if isPNG {
-            videoEncoder = try Encoder.png(size: job.encodeSize, timeBase: timeBase)
-        } else {
-            videoEncoder = try Encoder.h264(size: job.encodeSize, frameRate: job.outputRate, timeBase: timeBase, color: color,
-                                            settings: config.video, globalHeader: muxer.wantsGlobalHeader)
-        }
-        if !passthrough {
-            toRGB = FrameToRGB(outputSize: video.size, color: video.colorSpace)
-            sourceImage = RGBImage(size: video.size)
-            do {
-                chainRenderer = try ChainRenderer(chain: job.effectiveChain, inputSize: video.size)
-            } catch {
-                throw .invalidSettings(error.description)
-            }
-            if !isPNG { toYUV = try RGBToFrame(size: job.encodeSize, color: color) }
-        }
-        videoStreamIndex = try muxer.addStream(from: videoEncoder)
+        let encoder = isPNG
+            ? try Encoder.png(size: job.encodeSize, timeBase: timeBase)
+            : try Encoder.h264(size: job.encodeSize, frameRate: job.outputRate, timeBase: timeBase, color: color,
+                               settings: config.video, globalHeader: muxer.wantsGlobalHeader)
+        filter = passthrough ? nil : try FrameFilter(video: video, chain: job.effectiveChain, timing: timing)
+        branch = try VideoBranch(size: job.encodeSize, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: muxer,
+                                 rgbInput: !passthrough, constantRate: constantRate, keyframeEveryTicks: nil,
+                                 color: color, timing: timing)
         if config.orientation == .keep, video.rotationClockwise != 0 {
-            muxer.setRotation(streamIndex: videoStreamIndex, clockwiseDegrees: video.rotationClockwise)
+            muxer.setRotation(streamIndex: branch.streamIndex, clockwiseDegrees: video.rotationClockwise)
         }
-
-        try setUpAudio(isPNG: isPNG)
-
-        var options: [(String, String)] = []
-        if job.container == .mp4 || job.container == .mov { options.append(("movflags", "+faststart")) }
-        try muxer.writeHeader(options: options)
+        audio = try AudioStage(demuxer: demuxer, settings: isPNG ? .none : config.audio, sinks: [muxer])
+        summary.audioPath = switch audio?.mode {
+        case .copy: .copy
+        case .aac: .aac
+        case nil: .none
+        }
+        input = try MediaInput(demuxer: demuxer, audio: audio, timing: timing, nominalRate: job.outputRate)
+        try muxer.writeHeader()
     }
 
     /// The output's colour tags: the source's where it states them, else BT.709 for HD, BT.601 for SD.
@@ -185,246 +188,80 @@ private final class TranscodeRun {
         return c
     }
 
-    func setUpAudio(isPNG: Bool) throws(MediaError) {
-        guard !isPNG, let audio = demuxer.audio, config.audio != .none else { return }
-        audioOrigin = Int64((demuxer.startTime / audio.timeBase.doubleValue).rounded())
-        if config.audio == .automatic, audio.isAAC {
-            audioStreamIndex = try muxer.addStream(copying: audio.index, of: demuxer)
-            audioCopyTimeBase = audio.timeBase
-            summary.audioPath = .copy
-            return
-        }
-        var settings = AACSettings()
-        if case let .aac(s) = config.audio { settings = s }
-        let channels = settings.channels ?? min(audio.channels, 2)
-        let rate = settings.sampleRate ?? Self.aacSampleRate(near: audio.sampleRate)
-        let bitRate = settings.bitRate ?? AACSettings.defaultBitRatePerChannel * channels
-        let decoder = try Decoder(demuxer: demuxer, streamIndex: audio.index)
-        let encoder = try Encoder.aac(sampleRate: rate, channels: channels, bitRate: bitRate, globalHeader: muxer.wantsGlobalHeader)
-        audioConverter = try AudioConverter(decoder: decoder, sampleRate: rate, channels: channels, frameSize: encoder.frameSize)
-        audioDecoder = decoder
-        audioEncoder = encoder
-        audioStreamIndex = try muxer.addStream(from: encoder)
-        summary.audioPath = .aac
-    }
-
-    /// AAC's sampling rates; anything else is resampled to the nearest one.
-    static func aacSampleRate(near rate: Int) -> Int {
-        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
-        return rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
-    }
-
     func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool) throws(MediaError) -> JobSummary {
-        let packet = Packet()
         do throws(FFmpegError) {
-            reading: while true {
-                if shouldStop() { summary.interrupted = true; break reading }
-                switch try summary.timings.measure(.demux, { () throws(FFmpegError) in try demuxer.read(into: packet) }) {
-                case .endOfFile:
-                    break reading
-                case .packet:
-                    if packet.streamIndex == demuxer.video.index {
-                        try summary.timings.measure(.decode) { () throws(FFmpegError) in try videoDecoder.send(packet) }
-                        try drainVideoDecoder()
-                    } else {
-                        try handleAudio(packet)
-                    }
+            while true {
+                if shouldStop() { summary.interrupted = true; break }
+                guard let timed = try input.nextFrame() else { break }
+                lastFrameEnd = input.time(timed.relativePts + timed.duration)
+                if var selector {
+                    let ticks = selector.offer(timed, at: timed.time)
+                    self.selector = selector
+                    for tick in ticks { try show(tick) }
+                } else {
+                    try writeWithOwnTimestamp(timed)
                 }
                 reportIfDue(progress)
             }
-            videoDecoder.sendEndOfStream()
-            try drainVideoDecoder()
-            try finishVideoTimeline()
-            try videoEncoder.sendEndOfStream()
-            try drainVideoEncoder()
-            try finishAudio()
-        } catch let error {
+            if var selector, let end = lastFrameEnd {
+                let ticks = selector.finish(at: end)
+                self.selector = selector
+                for tick in ticks { try show(tick) }
+            }
+            try branch.finish()
+            if summary.interrupted { try audio?.finishInput() }
+        } catch {
             throw MediaError.processing(error)
         }
-        try muxer.finish()
-        summary.bytes = muxer.bytesWritten
-        summary.decodeErrors = videoDecoder.decodeErrors + (audioDecoder?.decodeErrors ?? 0)
+        try sink.finish()
+        try output?.commit()
+        try sequence?.commit()
+        return finalSummary(progress)
+    }
+
+    /// One output tick: filter the frame if it is new, else show the last picture again.
+    func show(_ tick: FrameSelector<TimedFrame>.Tick) throws(FFmpegError) {
+        if tick.isNewFrame {
+            if let filter {
+                try branch.encode(filter.filter(tick.payload.frame), pts: tick.index, duration: 1)
+            } else {
+                try branch.encodePassthrough(tick.payload.frame, pts: tick.index, duration: 1)
+            }
+        } else {
+            try branch.encodeRepeat(pts: tick.index, duration: 1)
+        }
+    }
+
+    /// Timestamps kept: every frame once, strictly increasing.
+    func writeWithOwnTimestamp(_ timed: TimedFrame) throws(FFmpegError) {
+        let pts = timed.relativePts
+        guard pts > lastOutputPts else { summary.framesDropped += 1; return }
+        lastOutputPts = pts
+        if let filter {
+            try branch.encode(filter.filter(timed.frame), pts: pts, duration: timed.duration)
+        } else {
+            try branch.encodePassthrough(timed.frame, pts: pts, duration: timed.duration)
+        }
+    }
+
+    func finalSummary(_ progress: (JobProgress) -> Void) -> JobSummary {
+        summary.framesDecoded = input.framesDecoded
+        summary.framesWritten = branch.framesWritten
+        summary.framesFiltered = filter?.framesFiltered ?? 0
+        summary.decodeErrors = input.decodeErrors
+        summary.duration = branch.duration
         if let selector {
             summary.framesDropped = selector.droppedFrames
             summary.framesRepeated = selector.repeatedTicks
-            summary.duration = Double(summary.framesWritten) / job.outputRate.doubleValue
         }
-        if let output { try output.commit() }
-        if let sequence { try sequence.commit() }
+        summary.bytes = sink.bytesWritten
         if summary.bytes == 0, let size = try? FileManager.default.attributesOfItem(atPath: config.output)[.size] as? NSNumber {
             summary.bytes = size.int64Value
         }
+        summary.timings = timing.timings
         summary.wallTime = seconds(since: start)
         reportIfDue(progress, force: true)
         return summary
-    }
-
-    // MARK: Video
-
-    func drainVideoDecoder() throws(FFmpegError) {
-        while case let .frame(frame) = try summary.timings.measure(.decode, { () throws(FFmpegError) in try videoDecoder.receive() }) {
-            summary.framesDecoded += 1
-            try handleDecoded(frame)
-        }
-    }
-
-    func handleDecoded(_ frame: Frame) throws(FFmpegError) {
-        // Frames without a timestamp follow the previous one.
-        let pts = frame.timestamp ?? ((lastSourcePts ?? videoOrigin) + max(lastSourceDuration, 1))
-        let duration = frame.durationInStreamTimeBase > 0 ? frame.durationInStreamTimeBase
-            : (lastSourcePts.map { pts - $0 > 0 ? pts - $0 : lastSourceDuration } ?? nominalFrameDuration)
-        lastSourceDuration = duration > 0 ? duration : nominalFrameDuration
-        lastSourcePts = pts
-        let relative = pts - videoOrigin
-        mediaTime = Double(relative + lastSourceDuration) * videoTimeBase.doubleValue
-
-        if var selector {
-            let ticks = selector.offer(frame, at: time(relative))
-            self.selector = selector
-            for tick in ticks { try emit(tick) }
-        } else {
-            // Timestamps kept: every frame once, strictly increasing.
-            guard relative > lastOutputPts else { summary.framesDropped += 1; return }
-            lastOutputPts = relative
-            packetDurations[relative] = lastSourceDuration
-            try encode(filtered(frame), pts: relative)
-        }
-    }
-
-    var nominalFrameDuration: Int64 {
-        max(1, Int64((1 / job.outputRate.doubleValue / videoTimeBase.doubleValue).rounded()))
-    }
-
-    func time(_ relative: Int64) -> MediaTime {
-        MediaTime(value: relative, numerator: Int64(videoTimeBase.numerator), denominator: Int64(videoTimeBase.denominator))
-    }
-
-    func finishVideoTimeline() throws(FFmpegError) {
-        guard var selector, let last = lastSourcePts else { return }
-        let ticks = selector.finish(at: time(last - videoOrigin + lastSourceDuration))
-        self.selector = selector
-        for tick in ticks { try emit(tick) }
-    }
-
-    func emit(_ tick: FrameSelector<Frame>.Tick) throws(FFmpegError) {
-        let input: Frame
-        if tick.isNewFrame || lastEncodedInput == nil {
-            input = try filtered(tick.payload)
-            lastEncodedInput = input
-        } else {
-            // A repeat reuses the filtered picture: no second trip through the chain.
-            input = lastEncodedInput!.newReference()
-        }
-        try encode(input, pts: tick.index)
-    }
-
-    /// The encoder's input for a decoded frame: filtered in RGB, or the frame itself on the fast path.
-    func filtered(_ frame: Frame) throws(FFmpegError) -> Frame {
-        if passthrough {
-            let f = frame.newReference()
-            f.clearPictureType()
-            return f
-        }
-        do throws(MediaError) {
-            try summary.timings.measure(.toRGB) { () throws(MediaError) in try toRGB!.convert(frame, into: sourceImage!) }
-            let image = summary.timings.measure(.filter) { chainRenderer!.render(sourceImage!) }
-            summary.framesFiltered += 1
-            if let toYUV { return try summary.timings.measure(.toYUV) { () throws(MediaError) in try toYUV.convert(image) } }
-            return try Frame(copying: image)
-        } catch {
-            if case let .processing(e) = error { throw e }
-            throw FFmpegError(code: -1, operation: error.description)
-        }
-    }
-
-    func encode(_ frame: Frame, pts: Int64) throws(FFmpegError) {
-        frame.presentationTimestamp = pts
-        try summary.timings.measure(.encode) { () throws(FFmpegError) in try videoEncoder.send(frame) }
-        try drainVideoEncoder()
-    }
-
-    func drainVideoEncoder() throws(FFmpegError) {
-        while case let .packet(packet) = try summary.timings.measure(.encode, { () throws(FFmpegError) in try videoEncoder.receive() }) {
-            // libx264 leaves durations at zero; muxers want them.
-            let pts = packet.presentationTimestamp ?? 0
-            if selector != nil {
-                packet.duration = 1
-            } else {
-                packet.duration = packetDurations.removeValue(forKey: pts) ?? lastSourceDuration
-                summary.duration = max(summary.duration, Double(pts + packet.duration) * videoEncoder.timeBase.doubleValue)
-            }
-            summary.framesWritten += 1
-            do throws(MediaError) {
-                try summary.timings.measure(.mux) { () throws(MediaError) in
-                    try muxer.write(packet, toStream: videoStreamIndex, timeBase: videoEncoder.timeBase)
-                }
-            } catch {
-                throw Self.ffmpegError(error)
-            }
-        }
-    }
-
-    // MARK: Audio
-
-    func handleAudio(_ packet: Packet) throws(FFmpegError) {
-        guard let audioStreamIndex else { return }
-        if let timeBase = audioCopyTimeBase {
-            packet.shiftTimestamps(by: audioOrigin)
-            do throws(MediaError) {
-                try muxer.write(packet, toStream: audioStreamIndex, timeBase: timeBase)
-            } catch {
-                throw Self.ffmpegError(error)
-            }
-            return
-        }
-        guard let decoder = audioDecoder else { return }
-        try decoder.send(packet)
-        try drainAudioDecoder()
-    }
-
-    func drainAudioDecoder() throws(FFmpegError) {
-        guard let decoder = audioDecoder, let converter = audioConverter else { return }
-        while case let .frame(frame) = try decoder.receive() {
-            if let ts = frame.timestamp { frame.presentationTimestamp = ts - audioOrigin }
-            try converter.send(frame)
-            try drainAudioConverter()
-        }
-    }
-
-    func drainAudioConverter() throws(FFmpegError) {
-        guard let converter = audioConverter, let encoder = audioEncoder else { return }
-        while let frame = try converter.receive() {
-            try encoder.send(frame)
-            try drainAudioEncoder()
-        }
-    }
-
-    func drainAudioEncoder() throws(FFmpegError) {
-        guard let encoder = audioEncoder, let index = audioStreamIndex else { return }
-        while case let .packet(packet) = try encoder.receive() {
-            do throws(MediaError) {
-                try muxer.write(packet, toStream: index, timeBase: encoder.timeBase)
-            } catch {
-                throw Self.ffmpegError(error)
-            }
-        }
-    }
-
-    func finishAudio() throws(FFmpegError) {
-        guard let decoder = audioDecoder, let converter = audioConverter, let encoder = audioEncoder else { return }
-        decoder.sendEndOfStream()
-        try drainAudioDecoder()
-        try converter.send(nil)
-        try drainAudioConverter()
-        try encoder.sendEndOfStream()
-        try drainAudioEncoder()
-    }
-
-    // MARK: Helpers
-
-    static func ffmpegError(_ error: MediaError) -> FFmpegError {
-        if case let .processing(e) = error { return e }
-        return FFmpegError(code: -1, operation: error.description)
     }
 
     func reportIfDue(_ progress: (JobProgress) -> Void, force: Bool = false) {
@@ -432,10 +269,10 @@ private final class TranscodeRun {
         guard force || now.uptimeNanoseconds - lastReport.uptimeNanoseconds > 250_000_000 else { return }
         lastReport = now
         let elapsed = seconds(since: start)
-        progress(JobProgress(mediaTime: mediaTime, duration: demuxer.duration, framesDecoded: summary.framesDecoded,
-                             framesWritten: summary.framesWritten,
-                             framesPerSecond: elapsed > 0 ? Double(summary.framesWritten) / elapsed : 0,
-                             speed: elapsed > 0 ? mediaTime / elapsed : 0, elapsed: elapsed))
+        let written = branch.framesWritten
+        progress(JobProgress(mediaTime: input.mediaTime, duration: job.demuxer.duration, framesDecoded: input.framesDecoded,
+                             framesWritten: written, framesPerSecond: elapsed > 0 ? Double(written) / elapsed : 0,
+                             speed: elapsed > 0 ? input.mediaTime / elapsed : 0, elapsed: elapsed))
     }
 
     func seconds(since t: DispatchTime) -> Double {

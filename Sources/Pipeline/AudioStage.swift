@@ -1,0 +1,116 @@
+import MediaIO
+
+/// Audio from the input to every sink: copied when it is AAC and nothing was asked, else decoded,
+/// resampled, re-framed and encoded to AAC once, with each packet written to every sink.
+final class AudioStage {
+    enum Mode { case copy, aac }
+
+    let mode: Mode
+    private let sinks: [(sink: any PacketSink, stream: Int)]
+    private let origin: Int64
+    private let copyTimeBase: Rational
+    private let decoder: Decoder?
+    private let converter: AudioConverter?
+    private let encoder: Encoder?
+
+    /// Adds an audio stream to every sink; returns nil when there is no audio to write.
+    init?(demuxer: Demuxer, settings: AudioSettings, sinks: [any PacketSink]) throws(MediaError) {
+        guard let audio = demuxer.audio, settings != .none, !sinks.isEmpty else { return nil }
+        origin = Int64((demuxer.startTime / audio.timeBase.doubleValue).rounded())
+        copyTimeBase = audio.timeBase
+        if settings == .automatic, audio.isAAC {
+            mode = .copy
+            var added: [(any PacketSink, Int)] = []
+            for sink in sinks { added.append((sink, try sink.addStream(copying: audio.index, of: demuxer))) }
+            self.sinks = added
+            decoder = nil; converter = nil; encoder = nil
+            return
+        }
+        mode = .aac
+        var aac = AACSettings()
+        if case let .aac(s) = settings { aac = s }
+        let channels = aac.channels ?? min(audio.channels, 2)
+        let rate = aac.sampleRate ?? Self.aacSampleRate(near: audio.sampleRate)
+        let bitRate = aac.bitRate ?? AACSettings.defaultBitRatePerChannel * channels
+        let decoder = try Decoder(demuxer: demuxer, streamIndex: audio.index)
+        let encoder = try Encoder.aac(sampleRate: rate, channels: channels, bitRate: bitRate,
+                                      globalHeader: sinks.contains { $0.wantsGlobalHeader })
+        converter = try AudioConverter(decoder: decoder, sampleRate: rate, channels: channels, frameSize: encoder.frameSize)
+        self.decoder = decoder
+        self.encoder = encoder
+        var added: [(any PacketSink, Int)] = []
+        for sink in sinks { added.append((sink, try sink.addStream(from: encoder))) }
+        self.sinks = added
+    }
+
+    var decodeErrors: Int { decoder?.decodeErrors ?? 0 }
+
+    /// AAC's sampling rates; anything else is resampled to the nearest one.
+    static func aacSampleRate(near rate: Int) -> Int {
+        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
+        return rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
+    }
+
+    func handle(_ packet: Packet) throws(FFmpegError) {
+        switch mode {
+        case .copy:
+            packet.shiftTimestamps(by: origin)
+            try write(packet, timeBase: copyTimeBase)
+        case .aac:
+            try decoder!.send(packet)
+            try drainDecoder()
+        }
+    }
+
+    /// Flushes the decoder, converter and encoder at the end of the input.
+    func finishInput() throws(FFmpegError) {
+        guard mode == .aac, let decoder, let converter, let encoder else { return }
+        decoder.sendEndOfStream()
+        try drainDecoder()
+        try converter.send(nil)
+        try drainConverter()
+        try encoder.sendEndOfStream()
+        try drainEncoder()
+    }
+
+    private func drainDecoder() throws(FFmpegError) {
+        while case let .frame(frame) = try decoder!.receive() {
+            if let ts = frame.timestamp { frame.presentationTimestamp = ts - origin }
+            try converter!.send(frame)
+            try drainConverter()
+        }
+    }
+
+    private func drainConverter() throws(FFmpegError) {
+        while let frame = try converter!.receive() {
+            try encoder!.send(frame)
+            try drainEncoder()
+        }
+    }
+
+    private func drainEncoder() throws(FFmpegError) {
+        while case let .packet(packet) = try encoder!.receive() {
+            try write(packet, timeBase: encoder!.timeBase)
+        }
+    }
+
+    private func write(_ packet: Packet, timeBase: Rational) throws(FFmpegError) {
+        for (i, target) in sinks.enumerated() {
+            // Writing consumes the packet: every sink but the last gets its own reference.
+            let p = i == sinks.count - 1 ? packet : packet.clone()
+            do throws(MediaError) {
+                try target.sink.write(p, toStream: target.stream, timeBase: timeBase)
+            } catch {
+                throw error.asFFmpegError
+            }
+        }
+    }
+}
+
+extension MediaError {
+    /// The FFmpeg error inside a processing failure, or a stand-in carrying the message.
+    var asFFmpegError: FFmpegError {
+        if case let .processing(e) = self { return e }
+        return FFmpegError(code: -1, operation: description)
+    }
+}
