@@ -24,6 +24,7 @@ public struct FrameSelector<Payload> {
     /// Ticks that showed a frame already shown.
     public private(set) var repeatedTicks = 0
     private var held: (payload: Payload, time: MediaTime, shown: Bool)?
+    private var lastShown: Payload?
 
     public init(rate: Rational) {
         precondition(rate.isPositive, "tick rate must be positive")
@@ -46,6 +47,28 @@ public struct FrameSelector<Payload> {
         held = (payload, time, false)
         return ticks
     }
+
+    /// Emits every tick up to and including `index` with the held frame. The caller has offered
+    /// every frame whose time is ≤ that tick's target (the live loop polls its input first).
+    /// With `deferNewFrame`, a held frame not yet shown is not shown now: the tick repeats the
+    /// previous picture (a late display link skips work to catch up) and the frame waits.
+    public mutating func advance(through index: Int64, deferNewFrame: Bool = false) -> [Tick] {
+        guard held != nil else { return [] }
+        var ticks: [Tick] = []
+        while nextTickIndex <= index {
+            if deferNewFrame, !held!.shown, let last = lastShown {
+                repeatedTicks += 1
+                ticks.append(Tick(index: nextTickIndex, targetTime: targetTime(ofTick: nextTickIndex), payload: last, isNewFrame: false))
+                nextTickIndex += 1
+            } else {
+                ticks += emitOne()
+            }
+        }
+        return ticks
+    }
+
+    /// Whether a frame is held (at least one frame was offered and the stream has not finished).
+    public var hasFrame: Bool { held != nil }
 
     /// Ends the stream at `endTime` (the last frame's time plus its duration); returns the last ticks.
     public mutating func finish(at endTime: MediaTime) -> [Tick] {
@@ -71,6 +94,7 @@ public struct FrameSelector<Payload> {
         let isNew = !held!.shown
         if !isNew { repeatedTicks += 1 }
         held!.shown = true
+        lastShown = held!.payload
         defer { nextTickIndex += 1 }
         return [Tick(index: nextTickIndex, targetTime: targetTime(ofTick: nextTickIndex), payload: held!.payload, isNewFrame: isNew)]
     }

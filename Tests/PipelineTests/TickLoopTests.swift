@@ -1,0 +1,118 @@
+import MediaIO
+import Pipeline
+import Testing
+
+/// A synthetic input: frame i has media time `times[i]` (ms) and becomes available at `arrivals[i]`
+/// on the virtual clock. Offline inputs (no arrivals) always have the next frame ready.
+struct ScriptedInput: TickInput {
+    let clock: VirtualClock
+    let times: [Int64]
+    let arrivals: [Int64]?
+    let end: Int64
+    var next = 0
+    var newestArrived: Int64?
+
+    init(clock: VirtualClock, times: [Int64], arrivals: [Int64]? = nil, end: Int64) {
+        self.clock = clock
+        self.times = times
+        self.arrivals = arrivals
+        self.end = end
+    }
+
+    static func ms(_ v: Int64) -> MediaTime { MediaTime(value: v, numerator: 1, denominator: 1000) }
+
+    var nowMilliseconds: Int64 {
+        let c = clock.now.offset.components
+        return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
+    }
+
+    mutating func poll() throws -> TickInputEvent<Int> {
+        guard next < times.count else { return .end(Self.ms(end)) }
+        if let arrivals {
+            guard arrivals[next] <= nowMilliseconds else { return .notYet }
+            newestArrived = times[next]
+        }
+        defer { next += 1 }
+        return .frame(next, Self.ms(times[next]))
+    }
+
+    var liveEdge: MediaTime? {
+        guard arrivals != nil else { return nil }
+        // Everything that has arrived by now, not just what was polled.
+        let now = nowMilliseconds
+        let arrived = zip(times, arrivals!).filter { $0.1 <= now }.map(\.0).max()
+        return arrived.map(Self.ms)
+    }
+}
+
+struct TickLoopTests {
+    @Test func offlineRunMatchesTheSelectorRule() async throws {
+        let times: [Int64] = [0, 10, 20, 33, 90, 100, 101, 140, 840, 850, 900, 1000, 1033, 1066, 1500, 1510]
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, end: 1600)
+        var shown: [Int] = []
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1)).run(clock: clock, input: &input) { shown.append($0.payload) }
+
+        var selector = FrameSelector<Int>(rate: Rational(30, 1))
+        var expected: [Int] = []
+        for (i, t) in times.enumerated() { expected += selector.offer(i, at: ScriptedInput.ms(t)).map(\.payload) }
+        expected += selector.finish(at: ScriptedInput.ms(1600)).map(\.payload)
+        #expect(shown == expected)
+        #expect(stats.ticks == 48)
+        #expect(stats.droppedFrames == selector.droppedFrames)
+        #expect(stats.repeatedTicks == selector.repeatedTicks)
+    }
+
+    @Test func stalledLiveInputRepeatsTheLastFrame() async throws {
+        // 30 fps frames, arriving on time, except a 1 s stall after frame 30 (frames 31… arrive late in a burst).
+        let times = (0..<90).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.enumerated().map { $0.offset <= 30 ? $0.element : max($0.element, 2000) }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 3000)
+        var ticks: [(index: Int64, frame: Int, new: Bool)] = []
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(5)).run(clock: clock, input: &input) {
+            ticks.append(($0.index, $0.payload, $0.isNewFrame))
+        }
+        // Ticks keep coming at a constant rate through the stall, showing frame 30 again.
+        #expect(ticks.map(\.index) == Array(0..<Int64(ticks.count)))
+        let stalled = ticks.filter { $0.index > 30 && $0.index < 60 }
+        #expect(stalled.allSatisfy { $0.frame == 30 && !$0.new })
+        #expect(stats.repeatedTicks >= 29)
+        #expect(ticks.count >= 90)
+    }
+
+    @Test func slowChainOnLiveClockDropsFramesAndKeepsLatencyBounded() async throws {
+        // 20 s of 30 fps live input arriving in real time; filtering takes 2.5 frame periods.
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: times, end: 20_000)
+        var newFrames = 0
+        var indices: [Int64] = []
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(1)).run(clock: clock, input: &input) { tick in
+            indices.append(tick.index)
+            if tick.isNewFrame {
+                newFrames += 1
+                clock.advance(by: .milliseconds(83))
+            }
+        }
+        #expect(indices == Array(0..<Int64(indices.count)), "output stays constant-rate")
+        #expect(stats.droppedFrames > 100, "a slow chain drops input frames")
+        #expect(stats.lateTicks > 0)
+        #expect(stats.maximumLatency <= .seconds(1) + .milliseconds(100))
+        #expect(newFrames < 300)
+        // Wall time tracks media time: the run does not fall behind by more than the latency bound.
+        #expect(clock.now.offset <= .seconds(21) + .milliseconds(500))
+    }
+
+    @Test func liveInputFarAheadIsSkippedToTheEdge() async throws {
+        // A whole 10 s arrives at once (segments fetched in a burst) while max latency is 2 s.
+        let times = (0..<300).map { Int64($0) * 1000 / 30 }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: times.map { _ in 0 }, end: 10_000)
+        var count = 0
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(2)).run(clock: clock, input: &input) { _ in count += 1 }
+        #expect(stats.latencySkips >= 1)
+        #expect(stats.droppedFrames > 100)
+        #expect(count < 150)
+    }
+}
