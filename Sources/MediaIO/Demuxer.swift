@@ -1,13 +1,65 @@
 import CFFmpeg
+import Filters
 import Foundation
 
 /// How an input is opened.
 public struct InputOptions: Sendable {
     /// Abort a network read that makes no progress for this long.
-    public var ioTimeout: Duration = .seconds(15)
+    public var ioTimeout: Duration = .seconds(10)
     /// Protocols a playlist may reference when the input itself came over the network.
     public var networkProtocols = "http,https,tls,tcp,crypto"
+    /// Which variant of an HLS master playlist to read.
+    public var variant: VariantChoice = .highest
+    /// Where a live HLS input starts.
+    public var liveStart: LiveStart = .edge
+    /// HTTP redirects followed before giving up.
+    public var maxRedirects = 5
     public init() {}
+}
+
+/// How a variant of a master playlist is chosen.
+public enum VariantChoice: Sendable, Equatable, CustomStringConvertible {
+    case highest, lowest
+    /// The Nth variant in playlist order, from 0.
+    case index(Int)
+    /// The highest variant whose bandwidth is at most this many bits per second.
+    case maxBandwidth(Int)
+
+    public init?(parsing text: String) {
+        switch text {
+        case "highest": self = .highest
+        case "lowest": self = .lowest
+        default:
+            if text.hasPrefix("max-bandwidth="), let b = Int(text.dropFirst(14)), b > 0 { self = .maxBandwidth(b) }
+            else if let n = Int(text), n >= 0 { self = .index(n) }
+            else { return nil }
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .highest: "highest"
+        case .lowest: "lowest"
+        case let .index(n): "\(n)"
+        case let .maxBandwidth(b): "max-bandwidth=\(b)"
+        }
+    }
+}
+
+/// Where reading a live playlist starts.
+public enum LiveStart: String, Sendable, CaseIterable {
+    /// Near the newest segment (three from the end, as players do).
+    case edge
+    /// The oldest segment still listed.
+    case oldest
+}
+
+/// A variant of a master playlist, as read.
+public struct VariantInfo: Sendable {
+    public var index: Int
+    public var count: Int
+    public var bandwidth: Int?
+    public var size: FrameSize?
 }
 
 /// Reads packets from a file or URL. Owns its `AVFormatContext`.
@@ -22,6 +74,10 @@ public final class Demuxer {
     public let duration: Double?
     public let formatName: String
     public let bitRate: Int?
+    /// The variant read, when the input was a master playlist with several.
+    public let chosenVariant: VariantInfo?
+    /// Whether the input is a live stream (an HLS playlist without an end).
+    public var isLive: Bool { formatName == "hls" && duration == nil }
     /// Non-zero makes every blocking FFmpeg read return AVERROR_EXIT.
     private let interruptFlag: UnsafeMutablePointer<Int32>
 
@@ -46,13 +102,23 @@ public final class Demuxer {
 
         var dict: OpaquePointer? = nil
         defer { av_dict_free(&dict) }
+        let micros = options.ioTimeout.components.seconds * 1_000_000
         if isNetwork {
-            let micros = options.ioTimeout.components.seconds * 1_000_000
             av_dict_set(&dict, "rw_timeout", String(micros), 0)
+            // A playlist fetched over the network may reference network media only.
             av_dict_set(&dict, "protocol_whitelist", options.networkProtocols, 0)
+            av_dict_set(&dict, "max_redirects", String(options.maxRedirects), 0)
             av_dict_set(&dict, "reconnect", "1", 0)
+            av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
+            av_dict_set(&dict, "reconnect_delay_max", "4", 0)
         } else {
-            av_dict_set(&dict, "protocol_whitelist", "file,crypto,data", 0)
+            av_dict_set(&dict, "protocol_whitelist", "file,crypto,data," + options.networkProtocols, 0)
+        }
+        if url.lowercased().hasSuffix(".m3u8") || url.lowercased().contains(".m3u8?") {
+            av_dict_set(&dict, "live_start_index", options.liveStart == .edge ? "-3" : "0", 0)
+            // Our own stall timeout decides when a silent playlist has ended.
+            av_dict_set(&dict, "m3u8_hold_counters", "1000000", 0)
+            av_dict_set(&dict, "max_reload", "1000000", 0)
         }
 
         let openCode = avformat_open_input(&ctx, url, nil, &dict)
@@ -80,8 +146,22 @@ public final class Demuxer {
         duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
         bitRate = opened.pointee.bit_rate > 0 ? Int(opened.pointee.bit_rate) : nil
 
-        let videoIndex = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        let audioIndex = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, videoIndex >= 0 ? videoIndex : -1, nil, 0)
+        // A master playlist shows up as one program per variant: choose one, discard the rest.
+        let (variant, wanted) = Self.chooseVariant(opened, options.variant)
+        chosenVariant = variant
+        if let wanted {
+            for i in 0..<Int(opened.pointee.nb_streams) where !wanted.contains(i) {
+                opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
+            }
+        }
+        var videoIndex = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        if let wanted, !wanted.contains(Int(videoIndex)) {
+            videoIndex = Int32(wanted.first { opened.pointee.streams[$0]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO } ?? -1)
+        }
+        var audioIndex = av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, videoIndex >= 0 ? videoIndex : -1, nil, 0)
+        if let wanted, !wanted.contains(Int(audioIndex)) {
+            audioIndex = Int32(wanted.first { opened.pointee.streams[$0]!.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO } ?? -1)
+        }
         var videoStream: UnsafeMutablePointer<AVStream>? = nil
         if videoIndex >= 0, let s = opened.pointee.streams[Int(videoIndex)],
            s.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC == 0,
@@ -104,6 +184,41 @@ public final class Demuxer {
         for i in 0..<Int(opened.pointee.nb_streams) where i != video.index && i != audio?.index {
             opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
         }
+    }
+
+    /// The variant (program) to read, and the stream indices that belong to it.
+    private static func chooseVariant(_ ctx: UnsafeMutablePointer<AVFormatContext>, _ choice: VariantChoice) -> (VariantInfo?, Set<Int>?) {
+        let count = Int(ctx.pointee.nb_programs)
+        guard count > 1 else { return (nil, nil) }
+        var variants: [(info: VariantInfo, streams: Set<Int>)] = []
+        for p in 0..<count {
+            guard let program = ctx.pointee.programs[p] else { continue }
+            var streams = Set<Int>()
+            var size: FrameSize?
+            for j in 0..<Int(program.pointee.nb_stream_indexes) {
+                let index = Int(program.pointee.stream_index[j])
+                streams.insert(index)
+                if let par = ctx.pointee.streams[index]?.pointee.codecpar, par.pointee.codec_type == AVMEDIA_TYPE_VIDEO, par.pointee.width > 0 {
+                    size = FrameSize(width: Int(par.pointee.width), height: Int(par.pointee.height))
+                }
+            }
+            var bandwidth: Int?
+            if let entry = av_dict_get(program.pointee.metadata, "variant_bitrate", nil, 0) {
+                bandwidth = Int(String(cString: entry.pointee.value))
+            }
+            variants.append((VariantInfo(index: p, count: count, bandwidth: bandwidth, size: size), streams))
+        }
+        func rank(_ v: VariantInfo) -> Int { v.bandwidth ?? (v.size.map { $0.pixelCount } ?? 0) }
+        let chosen: (info: VariantInfo, streams: Set<Int>)?
+        switch choice {
+        case .highest: chosen = variants.max { rank($0.info) < rank($1.info) }
+        case .lowest: chosen = variants.min { rank($0.info) < rank($1.info) }
+        case let .index(n): chosen = n < variants.count ? variants[n] : variants.last
+        case let .maxBandwidth(b):
+            chosen = variants.filter { ($0.info.bandwidth ?? 0) <= b }.max { rank($0.info) < rank($1.info) }
+                ?? variants.min { rank($0.info) < rank($1.info) }
+        }
+        return (chosen?.info, chosen?.streams)
     }
 
     deinit {

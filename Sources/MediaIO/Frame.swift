@@ -27,6 +27,7 @@ public final class Frame: @unchecked Sendable {
     public var width: Int { Int(pointer.pointee.width) }
     public var height: Int { Int(pointer.pointee.height) }
     public var sampleCount: Int { Int(pointer.pointee.nb_samples) }
+    public var sampleRate: Int { Int(pointer.pointee.sample_rate) }
     public var durationInStreamTimeBase: Int64 { pointer.pointee.pkt_duration }
     /// Set when the decoder flagged the frame as damaged.
     public var isCorrupt: Bool { pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 || pointer.pointee.decode_error_flags != 0 }
@@ -130,4 +131,19 @@ extension Packet {
 
     /// Whether the packet starts with a keyframe.
     public var isKeyframe: Bool { pointer.pointee.flags & AV_PKT_FLAG_KEY != 0 }
+}
+
+extension Packet {
+    /// Takes over `other`'s data, leaving it empty.
+    public func take(from other: Packet) {
+        av_packet_unref(pointer)
+        av_packet_move_ref(pointer, other.pointer)
+    }
+
+    /// Decode timestamp (or pts), if set.
+    public var decodeTimestamp: Int64? {
+        let d = pointer.pointee.dts
+        if d != lf_nopts_value() { return d }
+        return presentationTimestamp
+    }
 }

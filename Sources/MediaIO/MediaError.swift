@@ -11,6 +11,8 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     case outputExists(String)
     case unsupportedOutput(String, reason: String)
     case invalidSettings(String)
+    /// A live input delivered nothing for too long.
+    case inputStalled(String, seconds: Int)
     /// A failure while decoding, encoding or writing after the job had started.
     case processing(FFmpegError)
 
@@ -27,6 +29,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .outputExists(path): "output '\(path)' already exists"
         case let .unsupportedOutput(path, reason): "cannot write '\(path)': \(reason)"
         case let .invalidSettings(reason): "invalid settings: \(reason)"
+        case let .inputStalled(url, seconds): "input '\(url)' delivered nothing for \(seconds) s; the output was finished with what arrived"
         case let .processing(error): error.description
         }
     }
@@ -45,6 +48,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .outputExists: "pass --overwrite (-y) to replace it, or choose another name"
         case .unsupportedOutput: "use .mp4, .mov, .mkv, .ts, .m3u8 or a PNG pattern such as frames/%05d.png"
         case .invalidSettings: "see livefilter run --help"
+        case .inputStalled: "check that the stream is still being published, or raise --stall-timeout"
         case .processing: "the input may be damaged; run with a different input or report the problem"
         }
     }

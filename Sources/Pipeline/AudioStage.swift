@@ -45,6 +45,15 @@ final class AudioStage {
 
     var decodeErrors: Int { decoder?.decodeErrors ?? 0 }
 
+    /// Input time cut out by the live loop's latency skips: later audio moves earlier by this much,
+    /// and audio that would overlap what was already written is dropped, keeping A/V in sync.
+    private var shift: Int64 = 0
+    private var writtenEnd: Int64 = .min
+
+    func skip(to total: MediaTime) {
+        shift = Int64((total.seconds / copyTimeBase.doubleValue).rounded())
+    }
+
     /// AAC's sampling rates; anything else is resampled to the nearest one.
     static func aacSampleRate(near rate: Int) -> Int {
         let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
@@ -54,7 +63,10 @@ final class AudioStage {
     func handle(_ packet: Packet) throws(FFmpegError) {
         switch mode {
         case .copy:
-            packet.shiftTimestamps(by: origin)
+            packet.shiftTimestamps(by: origin + shift)
+            let pts = packet.presentationTimestamp ?? writtenEnd
+            if shift > 0, pts < writtenEnd { return }
+            writtenEnd = max(writtenEnd, pts + max(packet.duration, 1))
             try write(packet, timeBase: copyTimeBase)
         case .aac:
             try decoder!.send(packet)
@@ -75,7 +87,13 @@ final class AudioStage {
 
     private func drainDecoder() throws(FFmpegError) {
         while case let .frame(frame) = try decoder!.receive() {
-            if let ts = frame.timestamp { frame.presentationTimestamp = ts - origin }
+            if let ts = frame.timestamp {
+                let pts = ts - origin - shift
+                if shift > 0, pts < writtenEnd { continue }
+                frame.presentationTimestamp = pts
+                let samples = Double(frame.sampleCount) / Double(max(1, frame.sampleRate))
+                writtenEnd = pts + Int64((samples / copyTimeBase.doubleValue).rounded())
+            }
             try converter!.send(frame)
             try drainConverter()
         }

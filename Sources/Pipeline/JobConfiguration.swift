@@ -21,6 +21,12 @@ public struct JobConfiguration: Sendable {
     public var frameRate: Rational?
     public var overwrite = false
     public var inputOptions = InputOptions()
+    /// Pace a file or VOD input like live, on the wall clock (restreaming a file as live HLS).
+    public var realtime = false
+    /// On a live input, skip ahead (dropping frames) when the output falls this far behind the live edge.
+    public var maxLatency: Duration = .seconds(10)
+    /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).
+    public var stallTimeout: Duration?
 
     public init(input: String, output: String, chain: FilterChain = FilterChain()) {
         self.input = input
@@ -81,6 +87,11 @@ public struct JobSummary: Sendable {
     public var interrupted = false
     /// Wall time per pipeline stage.
     public var timings = StageTimings()
+    /// The display-link clock's statistics, for constant-rate runs.
+    public var ticks: TickStatistics?
+    /// The variant read from a master playlist.
+    public var variant: VariantInfo?
+    public var inputWasLive = false
 
     public var averageBitRate: Double { duration > 0 ? Double(bytes) * 8 / duration : 0 }
 }

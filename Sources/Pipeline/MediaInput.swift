@@ -1,4 +1,5 @@
 import Filters
+import Foundation
 import MediaIO
 
 /// A decoded video frame with its time relative to the input's start.
@@ -33,6 +34,8 @@ final class MediaInput {
     let origin: Int64
     let nominalDuration: Int64
     private let packet = Packet()
+    /// Where packets come from: the demuxer itself, or a live queue.
+    var reader: any PacketReader
     private var decoded: [TimedFrame] = []
     private var decoderFlushed = false
     private var lastPts: Int64?
@@ -46,6 +49,7 @@ final class MediaInput {
         self.audio = audio
         self.timing = timing
         decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
+        reader = demuxer
         timeBase = demuxer.video.timeBase
         origin = Int64((demuxer.startTime / timeBase.doubleValue).rounded())
         nominalDuration = max(1, Int64((1 / nominalRate.doubleValue / timeBase.doubleValue).rounded()))
@@ -54,11 +58,32 @@ final class MediaInput {
 
     var decodeErrors: Int { decoder.decodeErrors + (audio?.decodeErrors ?? 0) }
 
-    /// The next video frame in presentation order, or nil at the end of the input.
+    enum Poll { case frame(TimedFrame), notYet, end }
+
+    /// The next video frame in presentation order, or nil at the end of the input (blocking reads).
     func nextFrame() throws(FFmpegError) -> TimedFrame? {
+        while true {
+            switch try poll() {
+            case let .frame(f): return f
+            case .end: return nil
+            case .notYet: usleep(1000)
+            }
+        }
+    }
+
+    /// The end of the newest frame decoded, relative to the start.
+    var lastFrameEnd: MediaTime? {
+        lastPts.map { time($0 - origin + lastDuration) }
+    }
+
+    /// The next video frame if the packets for it are there; `.notYet` when a live queue is dry.
+    func poll() throws(FFmpegError) -> Poll {
         while decoded.isEmpty {
-            if decoderFlushed { return nil }
-            switch try timing.measure(.demux, { () throws(FFmpegError) in try demuxer.read(into: packet) }) {
+            if decoderFlushed { return .end }
+            let result = try timing.measure(.demux, { () throws(FFmpegError) in try reader.read(into: packet) })
+            switch result {
+            case nil:
+                return .notYet
             case .endOfFile:
                 decoder.sendEndOfStream()
                 decoderFlushed = true
@@ -73,7 +98,7 @@ final class MediaInput {
                 }
             }
         }
-        return decoded.removeFirst()
+        return .frame(decoded.removeFirst())
     }
 
     private func drainDecoder() throws(FFmpegError) {

@@ -55,6 +55,7 @@ public struct TickLoop<Payload> {
     public func run<C: Clock, Input: TickInput<Payload>>(
         clock: C, input: inout Input,
         shouldStop: () -> Bool = { false },
+        onSkip: (MediaTime) -> Void = { _ in },
         emit: (FrameSelector<Payload>.Tick) async throws -> Void
     ) async throws -> TickStatistics where C.Duration == Duration {
         var selector = FrameSelector<Payload>(rate: rate)
@@ -118,6 +119,7 @@ public struct TickLoop<Payload> {
                     let skipSeconds = behind - maxLatency.seconds / 2
                     skipped += Int64((skipSeconds / (Double(origin.numerator) / Double(origin.denominator))).rounded())
                     stats.latencySkips += 1
+                    onSkip(MediaTime(value: skipped, numerator: origin.numerator, denominator: origin.denominator))
                 }
             }
 

@@ -61,12 +61,17 @@ public final class TranscodeJob {
 
     /// Runs to the end of the input, or until `shouldStop` says so (then the output is finished
     /// with what was done). Progress is reported a few times a second.
-    public func run(progress: (JobProgress) -> Void = { _ in }, shouldStop: () -> Bool = { false }) throws(JobError) -> JobSummary {
+    public func run(progress: (JobProgress) -> Void = { _ in }, shouldStop: () -> Bool = { false }) async throws(JobError) -> JobSummary {
         do {
-            return try TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop)
+            return try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop)
         } catch {
             throw .media(error)
         }
+    }
+
+    /// Whether output runs on the tick clock (constant rate), rather than keeping timestamps.
+    public var usesTickClock: Bool {
+        configuration.frameRate != nil || configuration.realtime || demuxer.isLive
     }
 }
 
@@ -113,11 +118,9 @@ private final class TranscodeRun {
     let sink: any PacketSink
     let output: AtomicOutput?
     let sequence: AtomicImageSequence?
-    /// Constant-rate output: the display-link selector. Nil keeps source timestamps.
-    var selector: FrameSelector<TimedFrame>?
+    let constantRate: Bool
     var summary: JobSummary
     var lastOutputPts: Int64 = .min
-    var lastFrameEnd: MediaTime?
 
     let start = DispatchTime.now()
     var lastReport = DispatchTime.now()
@@ -151,8 +154,8 @@ private final class TranscodeRun {
         if job.container == .mp4 || job.container == .mov { muxer.headerOptions = [("movflags", "+faststart")] }
         sink = muxer
 
-        let constantRate = config.frameRate != nil
-        if constantRate { selector = FrameSelector(rate: job.outputRate) }
+        let constantRate = job.usesTickClock
+        self.constantRate = constantRate
         let timeBase = constantRate ? job.outputRate.inverse : video.timeBase
         let color = Self.outputColor(for: video)
         let encoder = isPNG
@@ -188,35 +191,66 @@ private final class TranscodeRun {
         return c
     }
 
-    func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool) throws(MediaError) -> JobSummary {
-        do throws(FFmpegError) {
-            while true {
-                if shouldStop() { summary.interrupted = true; break }
-                guard let timed = try input.nextFrame() else { break }
-                lastFrameEnd = input.time(timed.relativePts + timed.duration)
-                if var selector {
-                    let ticks = selector.offer(timed, at: timed.time)
-                    self.selector = selector
-                    for tick in ticks { try show(tick) }
-                } else {
-                    try writeWithOwnTimestamp(timed)
+    func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool) async throws(MediaError) -> JobSummary {
+        summary.inputWasLive = job.demuxer.isLive
+        summary.variant = job.demuxer.chosenVariant
+        var stalled: Int?
+        do {
+            if constantRate {
+                let loop = TickLoop<TimedFrame>(rate: job.outputRate, maxLatency: job.demuxer.isLive ? config.maxLatency : nil)
+                func emit(_ tick: FrameSelector<TimedFrame>.Tick) async throws {
+                    try show(tick)
+                    reportIfDue(progress)
                 }
-                reportIfDue(progress)
-            }
-            if var selector, let end = lastFrameEnd {
-                let ticks = selector.finish(at: end)
-                self.selector = selector
-                for tick in ticks { try show(tick) }
+                func stopping() -> Bool {
+                    if shouldStop() { summary.interrupted = true }
+                    return summary.interrupted
+                }
+                if job.demuxer.isLive {
+                    let queue = LivePacketQueue(demuxer: job.demuxer)
+                    input.reader = queue
+                    queue.start()
+                    defer { queue.stop() }
+                    var live = LiveTickInput(input: input, queue: queue, stallTimeout: stallTimeout)
+                    summary.ticks = try await loop.run(clock: ContinuousClock(), input: &live, shouldStop: stopping,
+                                                       onSkip: { [audio] in audio?.skip(to: $0) }, emit: emit)
+                    stalled = live.stalledSeconds
+                } else {
+                    var file = FileTickInput(input: input)
+                    if config.realtime {
+                        summary.ticks = try await loop.run(clock: ContinuousClock(), input: &file, shouldStop: stopping, emit: emit)
+                    } else {
+                        summary.ticks = try await loop.run(clock: VirtualClock(), input: &file, shouldStop: stopping, emit: emit)
+                    }
+                }
+            } else {
+                while true {
+                    if shouldStop() { summary.interrupted = true; break }
+                    guard let timed = try input.nextFrame() else { break }
+                    try writeWithOwnTimestamp(timed)
+                    reportIfDue(progress)
+                }
             }
             try branch.finish()
-            if summary.interrupted { try audio?.finishInput() }
-        } catch {
+            if summary.interrupted || stalled != nil { try audio?.finishInput() }
+        } catch let error as FFmpegError {
             throw MediaError.processing(error)
+        } catch let error as MediaError {
+            throw error
+        } catch {
+            throw MediaError.processing(FFmpegError(code: -1, operation: "\(error)"))
         }
         try sink.finish()
         try output?.commit()
         try sequence?.commit()
-        return finalSummary(progress)
+        let result = finalSummary(progress)
+        if let stalled { throw MediaError.inputStalled(config.input, seconds: stalled) }
+        return result
+    }
+
+    /// How long a live input may deliver nothing before the run ends.
+    var stallTimeout: Duration {
+        config.stallTimeout ?? .seconds(3 * 4 + 10)
     }
 
     /// One output tick: filter the frame if it is new, else show the last picture again.
@@ -250,9 +284,9 @@ private final class TranscodeRun {
         summary.framesFiltered = filter?.framesFiltered ?? 0
         summary.decodeErrors = input.decodeErrors
         summary.duration = branch.duration
-        if let selector {
-            summary.framesDropped = selector.droppedFrames
-            summary.framesRepeated = selector.repeatedTicks
+        if let ticks = summary.ticks {
+            summary.framesDropped = ticks.droppedFrames
+            summary.framesRepeated = ticks.repeatedTicks
         }
         summary.bytes = sink.bytesWritten
         if summary.bytes == 0, let size = try? FileManager.default.attributesOfItem(atPath: config.output)[.size] as? NSNumber {
@@ -277,5 +311,55 @@ private final class TranscodeRun {
 
     func seconds(since t: DispatchTime) -> Double {
         Double(DispatchTime.now().uptimeNanoseconds - t.uptimeNanoseconds) / 1e9
+    }
+}
+
+/// A file or VOD input for the tick loop: `poll` decodes the next frame (blocking on I/O).
+struct FileTickInput: TickInput {
+    let input: MediaInput
+
+    mutating func poll() throws -> TickInputEvent<TimedFrame> {
+        switch try input.poll() {
+        case let .frame(f): .frame(f, f.time)
+        case .notYet: .notYet
+        case .end: .end(input.lastFrameEnd ?? .zero)
+        }
+    }
+
+    var liveEdge: MediaTime? { nil }
+}
+
+/// A live input for the tick loop: packets arrive on a reader thread; `poll` never waits for them.
+struct LiveTickInput: TickInput {
+    let input: MediaInput
+    let queue: LivePacketQueue
+    let stallTimeout: Duration
+    /// Set when the input went silent for longer than the stall timeout.
+    private(set) var stalledSeconds: Int?
+
+    init(input: MediaInput, queue: LivePacketQueue, stallTimeout: Duration) {
+        self.input = input
+        self.queue = queue
+        self.stallTimeout = stallTimeout
+    }
+
+    mutating func poll() throws -> TickInputEvent<TimedFrame> {
+        switch try input.poll() {
+        case let .frame(f):
+            return .frame(f, f.time)
+        case .notYet:
+            let silent = queue.secondsSinceLastPacket
+            if silent > Double(stallTimeout.components.seconds) {
+                stalledSeconds = Int(silent)
+                return .end(input.lastFrameEnd ?? .zero)
+            }
+            return .notYet
+        case .end:
+            return .end(input.lastFrameEnd ?? .zero)
+        }
+    }
+
+    var liveEdge: MediaTime? {
+        queue.newestVideoTimestamp.map { input.time($0 - input.origin) }
     }
 }

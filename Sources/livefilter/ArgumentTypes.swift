@@ -34,3 +34,8 @@ extension KeyframeInterval: ExpressibleByArgument {
 extension H264Profile: ExpressibleByArgument {}
 extension EncoderSpeedPreset: ExpressibleByArgument {}
 extension OrientationPolicy: ExpressibleByArgument {}
+extension LiveStart: ExpressibleByArgument {}
+
+extension VariantChoice: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}

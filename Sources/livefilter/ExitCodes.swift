@@ -13,6 +13,7 @@ enum LiveFilterExit: Int32 {
     case noVideo = 6
     case outputNotWritable = 7
     case outputExists = 8
+    case inputStalled = 9
     case interrupted = 130
     case terminated = 143
 }
@@ -36,6 +37,7 @@ struct CommandFailure: Error {
         case .outputExists: .outputExists
         case .invalidSettings, .unsupportedOutput: .usage
         case .encoderMissing, .processing: .processingFailed
+        case .inputStalled: .inputStalled
         }
         self.init("\(error.description); \(error.recoverySuggestion)", code: code)
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 @main
-struct LiveFilterCommand: ParsableCommand {
+struct LiveFilterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livefilter",
         abstract: "Filter video files and HLS streams through a Swift filter chain and re-encode them.",
@@ -14,10 +14,14 @@ struct LiveFilterCommand: ParsableCommand {
         subcommands: [RunCommand.self])
 
     /// Parses, runs, and turns every failure into one `livefilter: error:` line and a documented code.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch let failure as CommandFailure {

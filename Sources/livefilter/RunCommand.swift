@@ -4,7 +4,7 @@ import Foundation
 import MediaIO
 import Pipeline
 
-struct RunCommand: ParsableCommand {
+struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Decode INPUT, run the filter chain on every frame, encode to OUTPUT.",
@@ -69,6 +69,21 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Constant output frame rate, e.g. 30 or 30000/1001 (display-link ticks).")
     var fps: Rational?
 
+    @Option(help: "Variant of a master playlist: highest, lowest, N (from 0) or max-bandwidth=B.")
+    var variant: VariantChoice = .highest
+
+    @Option(help: "Where a live playlist starts: edge or oldest.")
+    var liveStart: LiveStart = .edge
+
+    @Flag(help: "Pace a file or VOD input in real time, like live.")
+    var realtime = false
+
+    @Option(help: "Seconds a live output may lag the live edge before frames are dropped.")
+    var maxLatency: Double = 10
+
+    @Option(help: "Seconds a live input may deliver nothing before the run ends (default 3 × target duration + 10).")
+    var stallTimeout: Double?
+
     @Flag(name: [.short, .long], help: "No progress bar and no summary.")
     var quiet = false
 
@@ -94,9 +109,11 @@ struct RunCommand: ParsableCommand {
         if let audioRate, !(8000...96000).contains(audioRate) { throw ValidationError("--audio-rate must be between 8000 and 96000 Hz") }
         if let audioChannels, !(1...8).contains(audioChannels) { throw ValidationError("--audio-channels must be between 1 and 8") }
         if bufsize != nil && maxrate == nil { throw ValidationError("--bufsize needs --maxrate") }
+        if !(maxLatency > 0 && maxLatency <= 3600) { throw ValidationError("--max-latency must be between 0 and 3600 seconds") }
+        if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
     }
 
-    func run() throws {
+    func run() async throws {
         let filterChain = try parseChain()
         var config = JobConfiguration(input: input, output: output, chain: filterChain)
         config.orientation = orientation
@@ -104,6 +121,11 @@ struct RunCommand: ParsableCommand {
         config.frameRate = fps
         config.video = videoSettings
         config.audio = audioSettings
+        config.realtime = realtime
+        config.maxLatency = .milliseconds(Int64(maxLatency * 1000))
+        config.stallTimeout = stallTimeout.map { .milliseconds(Int64($0 * 1000)) }
+        config.inputOptions.variant = variant
+        config.inputOptions.liveStart = liveStart
 
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         let job: TranscodeJob
@@ -116,7 +138,7 @@ struct RunCommand: ParsableCommand {
         let progress = ProgressBar(enabled: !quiet && Terminal.isInteractive)
         let summary: JobSummary
         do {
-            summary = try job.run(progress: { progress.update($0) }, shouldStop: { signals.signal != nil })
+            summary = try await job.run(progress: { progress.update($0) }, shouldStop: { signals.signal != nil })
         } catch {
             progress.clear()
             throw CommandFailure(error)
