@@ -67,6 +67,12 @@ public struct FrameSelector<Payload> {
         return ticks
     }
 
+    /// Ends without more ticks: a held frame that no tick showed counts as dropped.
+    public mutating func discardHeldFrame() {
+        if let h = held, !h.shown { droppedFrames += 1 }
+        held = nil
+    }
+
     /// Whether a frame is held (at least one frame was offered and the stream has not finished).
     public var hasFrame: Bool { held != nil }
 

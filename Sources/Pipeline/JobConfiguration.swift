@@ -37,6 +37,18 @@ public struct JobConfiguration: Sendable {
 
 /// A snapshot of a running job, for progress displays.
 public struct JobProgress: Sendable {
+    public enum Phase: String, Sendable, Codable { case running, finished, interrupted }
+    public var phase: Phase = .running
+    /// Output ticks so far (constant-rate runs), or frames written.
+    public var ticks = 0
+    public var filtered = 0
+    public var dropped = 0
+    public var repeated = 0
+    /// Bytes written so far.
+    public var bytes: Int64 = 0
+    /// Wall time per pipeline stage so far.
+    public var timings = StageTimings()
+
     /// Seconds of input processed.
     public var mediaTime: Double
     /// Input duration in seconds, when known.
@@ -48,6 +60,17 @@ public struct JobProgress: Sendable {
     /// Media seconds per wall second.
     public var speed: Double
     public var elapsed: Double
+
+    public init(mediaTime: Double, duration: Double?, framesDecoded: Int, framesWritten: Int,
+                framesPerSecond: Double, speed: Double, elapsed: Double) {
+        self.mediaTime = mediaTime
+        self.duration = duration
+        self.framesDecoded = framesDecoded
+        self.framesWritten = framesWritten
+        self.framesPerSecond = framesPerSecond
+        self.speed = speed
+        self.elapsed = elapsed
+    }
 
     public var fraction: Double? {
         guard let duration, duration > 0 else { return nil }

@@ -132,6 +132,8 @@ public struct TickLoop<Payload> {
             }
             k += 1
         }
+        if lookahead != nil { _ = selector.offer(lookahead!.0, at: shifted(lookahead!.1)) }
+        selector.discardHeldFrame()
         stats.repeatedTicks = selector.repeatedTicks
         stats.droppedFrames = selector.droppedFrames
         lateness.sort()

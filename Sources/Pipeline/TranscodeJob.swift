@@ -120,6 +120,8 @@ private final class TranscodeRun {
     let sequence: AtomicImageSequence?
     let constantRate: Bool
     var summary: JobSummary
+    var ticksShown = 0
+    var ticksRepeated = 0
     var lastOutputPts: Int64 = .min
 
     let start = DispatchTime.now()
@@ -255,6 +257,8 @@ private final class TranscodeRun {
 
     /// One output tick: filter the frame if it is new, else show the last picture again.
     func show(_ tick: FrameSelector<TimedFrame>.Tick) throws(FFmpegError) {
+        ticksShown += 1
+        if !tick.isNewFrame { ticksRepeated += 1 }
         if tick.isNewFrame {
             if let filter {
                 try branch.encode(filter.filter(tick.payload.frame), pts: tick.index, duration: 1)
@@ -304,9 +308,18 @@ private final class TranscodeRun {
         lastReport = now
         let elapsed = seconds(since: start)
         let written = branch.framesWritten
-        progress(JobProgress(mediaTime: input.mediaTime, duration: job.demuxer.duration, framesDecoded: input.framesDecoded,
-                             framesWritten: written, framesPerSecond: elapsed > 0 ? Double(written) / elapsed : 0,
-                             speed: elapsed > 0 ? input.mediaTime / elapsed : 0, elapsed: elapsed))
+        var p = JobProgress(mediaTime: input.mediaTime, duration: job.demuxer.duration, framesDecoded: input.framesDecoded,
+                            framesWritten: written, framesPerSecond: elapsed > 0 ? Double(written) / elapsed : 0,
+                            speed: elapsed > 0 ? input.mediaTime / elapsed : 0, elapsed: elapsed)
+        p.phase = force ? (summary.interrupted ? .interrupted : .finished) : .running
+        p.ticks = ticksShown
+        p.repeated = ticksRepeated
+        p.filtered = filter?.framesFiltered ?? 0
+        p.dropped = constantRate ? max(0, input.framesDecoded - (ticksShown - ticksRepeated) - 1) : summary.framesDropped
+        if force, let t = summary.ticks { p.dropped = t.droppedFrames; p.repeated = t.repeatedTicks }
+        p.bytes = force ? summary.bytes : sink.bytesWritten
+        p.timings = timing.timings
+        progress(p)
     }
 
     func seconds(since t: DispatchTime) -> Double {

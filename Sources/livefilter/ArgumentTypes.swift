@@ -39,3 +39,4 @@ extension LiveStart: ExpressibleByArgument {}
 extension VariantChoice: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
+extension ProgressStyle: ExpressibleByArgument {}

@@ -87,6 +87,15 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "No progress bar and no summary.")
     var quiet = false
 
+    @Option(help: "Progress display: auto (a bar on a terminal), bar, json (one object per line), none.")
+    var progress: ProgressStyle = .auto
+
+    @Option(help: "Write --progress json lines to this file instead of stderr.")
+    var progressFile: String?
+
+    @Option(help: "Write the final run report as JSON to this file.")
+    var report: String?
+
     @Flag(help: "Print milliseconds per frame for each pipeline stage.")
     var stats = false
 
@@ -111,6 +120,7 @@ struct RunCommand: AsyncParsableCommand {
         if bufsize != nil && maxrate == nil { throw ValidationError("--bufsize needs --maxrate") }
         if !(maxLatency > 0 && maxLatency <= 3600) { throw ValidationError("--max-latency must be between 0 and 3600 seconds") }
         if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
+        if progressFile != nil && progress != .json { throw ValidationError("--progress-file needs --progress json") }
     }
 
     func run() async throws {
@@ -135,15 +145,17 @@ struct RunCommand: AsyncParsableCommand {
             throw CommandFailure(error)
         }
         let signals = StopSignals()
-        let progress = ProgressBar(enabled: !quiet && Terminal.isInteractive)
+        let bar = ProgressBar(enabled: !quiet && (progress == .bar || (progress == .auto && Terminal.isInteractive)))
+        let json = progress == .json ? try JSONProgressWriter(path: progressFile) : nil
         let summary: JobSummary
         do {
-            summary = try await job.run(progress: { progress.update($0) }, shouldStop: { signals.signal != nil })
+            summary = try await job.run(progress: { bar.update($0); json?.write($0) }, shouldStop: { signals.signal != nil })
         } catch {
-            progress.clear()
+            bar.clear()
             throw CommandFailure(error)
         }
-        progress.clear()
+        bar.clear()
+        if let report { try RunReport(summary: summary, job: job).write(to: report) }
         if !quiet { SummaryPrinter.print(summary, job: job) }
         if stats { SummaryPrinter.printStages(summary) }
         if let sig = signals.signal {

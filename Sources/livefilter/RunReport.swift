@@ -1,0 +1,88 @@
+import Foundation
+import Pipeline
+
+/// The final report of a run (`--report FILE`), schema `livefilter.report/1`.
+struct RunReport: Encodable {
+    var schema = "livefilter.report/1"
+    var input: String
+    var output: String
+    var chain: String
+    var inputSize: String
+    var outputSize: String
+    var roundedFrom: String?
+    var rotationApplied: Int
+    var videoPath: String
+    var audioPath: String
+    var frameRate: String?
+    var framesDecoded: Int
+    var framesWritten: Int
+    var framesFiltered: Int
+    var framesDropped: Int
+    var framesRepeated: Int
+    var decodeErrors: Int
+    var duration: Double
+    var bytes: Int64
+    var averageBitRate: Double
+    var wallTime: Double
+    var interrupted: Bool
+    var stageMilliseconds: [String: Double]
+    var ticks: Ticks?
+
+    struct Ticks: Encodable {
+        var ticks: Int
+        var lateTicks: Int
+        var latencySkips: Int
+        var maximumLatency: Double
+        var latenessP50: Double
+        var latenessP95: Double
+        var latenessMax: Double
+    }
+
+    init(summary s: JobSummary, job: TranscodeJob) {
+        input = job.configuration.input
+        output = s.outputPath
+        chain = job.effectiveChain.description
+        inputSize = s.inputSize.description
+        outputSize = s.outputSize.description
+        roundedFrom = s.roundedFrom?.description
+        rotationApplied = s.appliedRotation
+        videoPath = s.videoPath.rawValue
+        audioPath = s.audioPath.rawValue
+        frameRate = job.usesTickClock ? job.outputRate.description : nil
+        framesDecoded = s.framesDecoded
+        framesWritten = s.framesWritten
+        framesFiltered = s.framesFiltered
+        framesDropped = s.framesDropped
+        framesRepeated = s.framesRepeated
+        decodeErrors = s.decodeErrors
+        duration = s.duration.rounded(to: 4)
+        bytes = s.bytes
+        averageBitRate = s.averageBitRate.rounded()
+        wallTime = s.wallTime.rounded(to: 3)
+        interrupted = s.interrupted
+        stageMilliseconds = StageReport.perFrame(s.timings, decoded: s.framesDecoded, filtered: s.framesFiltered, written: s.framesWritten)
+        ticks = s.ticks.map {
+            Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
+                  maximumLatency: $0.maximumLatency.secondsValue, latenessP50: $0.latenessP50.secondsValue,
+                  latenessP95: $0.latenessP95.secondsValue, latenessMax: $0.latenessMax.secondsValue)
+        }
+    }
+
+    func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        do {
+            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CommandFailure("cannot write the report '\(path)': \(error.localizedDescription)", code: .outputNotWritable)
+        }
+    }
+}
+
+extension Duration {
+    var secondsValue: Double {
+        let c = components
+        return (Double(c.seconds) + Double(c.attoseconds) / 1e18).rounded(to: 4)
+    }
+}
