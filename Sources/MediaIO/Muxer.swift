@@ -39,6 +39,8 @@ public enum OutputContainer: String, Sendable, CaseIterable {
 public final class Muxer: PacketSink {
     let context: UnsafeMutablePointer<AVFormatContext>
     public let path: String
+    /// The name errors mention (the final path when `path` is a temporary one).
+    public var displayPath: String
     public let container: OutputContainer
     private var headerWritten = false
     private var trailerWritten = false
@@ -48,6 +50,7 @@ public final class Muxer: PacketSink {
 
     public init(path: String, container: OutputContainer) throws(MediaError) {
         self.path = path
+        self.displayPath = path
         self.container = container
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         let code = avformat_alloc_output_context2(&ctx, nil, container.muxerName, path)
@@ -113,13 +116,13 @@ public final class Muxer: PacketSink {
     public func writeHeader(options: [(String, String)]) throws(MediaError) {
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             let code = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
-            if code < 0 { throw .outputNotWritable(path, reason: ffmpegErrorText(code)) }
+            if code < 0 { throw .outputNotWritable(displayPath, reason: ffmpegErrorText(code)) }
         }
         var dict: OpaquePointer? = nil
         defer { av_dict_free(&dict) }
         for (key, value) in options { av_dict_set(&dict, key, value, 0) }
         let code = avformat_write_header(context, &dict)
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "writing the \(container.rawValue) header")) }
+        if code < 0 { throw failure(code, "writing the \(container.rawValue) header of \(displayPath)") }
         headerWritten = true
         // Options the muxer did not consume are typos or wrong for this container: say so.
         if let left = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
@@ -139,7 +142,7 @@ public final class Muxer: PacketSink {
         av_packet_rescale_ts(p, timeBase.av, context.pointee.streams[index]!.pointee.time_base)
         p.pointee.pos = -1
         let code = av_interleaved_write_frame(context, p)
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "writing \(path)")) }
+        if code < 0 { throw failure(code, "writing \(displayPath)") }
     }
 
     /// Flushes interleaving queues and writes the trailer (index, moov).
@@ -147,11 +150,21 @@ public final class Muxer: PacketSink {
         guard headerWritten, !trailerWritten else { return }
         trailerWritten = true
         let code = av_write_trailer(context)
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "finishing \(path)")) }
+        if code < 0 { throw failure(code, "finishing \(displayPath)") }
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
+            // avio buffers: a full disk may only show up when the last bytes are flushed.
+            avio_flush(context.pointee.pb)
+            let ioError = context.pointee.pb.pointee.error
             let closeCode = avio_closep(&context.pointee.pb)
-            if closeCode < 0 { throw .processing(FFmpegError(code: closeCode, operation: "closing \(path)")) }
+            if ioError < 0 { throw failure(ioError, "writing \(displayPath)") }
+            if closeCode < 0 { throw failure(closeCode, "closing \(displayPath)") }
         }
+    }
+
+    /// A write failure, told apart when the disk is full or the file hit its size limit.
+    private func failure(_ code: Int32, _ operation: String) -> MediaError {
+        if code == lf_averror(ENOSPC) || code == lf_averror(EFBIG) || code == lf_averror(EDQUOT) { return .diskFull(displayPath) }
+        return .processing(FFmpegError(code: code, operation: operation))
     }
 
     /// Bytes written so far.

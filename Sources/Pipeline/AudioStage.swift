@@ -49,6 +49,8 @@ final class AudioStage {
     /// and audio that would overlap what was already written is dropped, keeping A/V in sync.
     private var shift: Int64 = 0
     private var writtenEnd: Int64 = .min
+    /// Seconds of input audio handled so far.
+    private(set) var mediaTime = 0.0
 
     func skip(to total: MediaTime) {
         shift = Int64((total.seconds / copyTimeBase.doubleValue).rounded())
@@ -60,7 +62,10 @@ final class AudioStage {
         return rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
     }
 
-    func handle(_ packet: Packet) throws(FFmpegError) {
+    func handle(_ packet: Packet) throws {
+        if let pts = packet.presentationTimestamp {
+            mediaTime = max(mediaTime, Double(pts - origin + packet.duration) * copyTimeBase.doubleValue)
+        }
         switch mode {
         case .copy:
             packet.shiftTimestamps(by: origin + shift)
@@ -75,7 +80,7 @@ final class AudioStage {
     }
 
     /// Flushes the decoder, converter and encoder at the end of the input.
-    func finishInput() throws(FFmpegError) {
+    func finishInput() throws {
         guard mode == .aac, let decoder, let converter, let encoder else { return }
         decoder.sendEndOfStream()
         try drainDecoder()
@@ -85,7 +90,7 @@ final class AudioStage {
         try drainEncoder()
     }
 
-    private func drainDecoder() throws(FFmpegError) {
+    private func drainDecoder() throws {
         while case let .frame(frame) = try decoder!.receive() {
             if let ts = frame.timestamp {
                 let pts = ts - origin - shift
@@ -99,36 +104,25 @@ final class AudioStage {
         }
     }
 
-    private func drainConverter() throws(FFmpegError) {
+    private func drainConverter() throws {
         while let frame = try converter!.receive() {
             try encoder!.send(frame)
             try drainEncoder()
         }
     }
 
-    private func drainEncoder() throws(FFmpegError) {
+    private func drainEncoder() throws {
         while case let .packet(packet) = try encoder!.receive() {
             try write(packet, timeBase: encoder!.timeBase)
         }
     }
 
-    private func write(_ packet: Packet, timeBase: Rational) throws(FFmpegError) {
+    private func write(_ packet: Packet, timeBase: Rational) throws {
         for (i, target) in sinks.enumerated() {
             // Writing consumes the packet: every sink but the last gets its own reference.
             let p = i == sinks.count - 1 ? packet : packet.clone()
-            do throws(MediaError) {
-                try target.sink.write(p, toStream: target.stream, timeBase: timeBase)
-            } catch {
-                throw error.asFFmpegError
-            }
+            try target.sink.write(p, toStream: target.stream, timeBase: timeBase)
         }
     }
 }
 
-extension MediaError {
-    /// The FFmpeg error inside a processing failure, or a stand-in carrying the message.
-    var asFFmpegError: FFmpegError {
-        if case let .processing(e) = self { return e }
-        return FFmpegError(code: -1, operation: description)
-    }
-}

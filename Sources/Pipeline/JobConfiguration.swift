@@ -49,6 +49,8 @@ public struct JobProgress: Sendable {
     /// Wall time per pipeline stage so far.
     public var timings = StageTimings()
 
+    /// Seconds of input audio processed, when there is audio.
+    public var audioTime: Double?
     /// Seconds of input processed.
     public var mediaTime: Double
     /// Input duration in seconds, when known.
@@ -115,6 +117,8 @@ public struct JobSummary: Sendable {
     /// The variant read from a master playlist.
     public var variant: VariantInfo?
     public var inputWasLive = false
+    /// Stopped and told not to keep anything (the output was removed).
+    public var abandoned = false
 
     public var averageBitRate: Double { duration > 0 ? Double(bytes) * 8 / duration : 0 }
 }
@@ -123,11 +127,23 @@ public struct JobSummary: Sendable {
 public enum JobError: Error, CustomStringConvertible, Sendable {
     case media(MediaError)
     case chain(FilterError)
+    /// Stopped on request with the output removed.
+    case cancelled
 
     public var description: String {
         switch self {
         case let .media(error): error.description
         case let .chain(error): "the filter chain does not fit this input: \(error)"
+        case .cancelled: "cancelled; the output was removed"
+        }
+    }
+
+    /// What the caller can do about it.
+    public var recoverySuggestion: String {
+        switch self {
+        case let .media(error): error.recoverySuggestion
+        case .chain: "change the chain so each filter fits the frame size it receives (see livefilter filters)"
+        case .cancelled: "run the job again"
         }
     }
 }

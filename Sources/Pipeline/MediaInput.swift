@@ -61,7 +61,7 @@ final class MediaInput {
     enum Poll { case frame(TimedFrame), notYet, end }
 
     /// The next video frame in presentation order, or nil at the end of the input (blocking reads).
-    func nextFrame() throws(FFmpegError) -> TimedFrame? {
+    func nextFrame() throws -> TimedFrame? {
         while true {
             switch try poll() {
             case let .frame(f): return f
@@ -77,7 +77,7 @@ final class MediaInput {
     }
 
     /// The next video frame if the packets for it are there; `.notYet` when a live queue is dry.
-    func poll() throws(FFmpegError) -> Poll {
+    func poll() throws -> Poll {
         while decoded.isEmpty {
             if decoderFlushed { return .end }
             let result = try timing.measure(.demux, { () throws(FFmpegError) in try reader.read(into: packet) })
@@ -101,7 +101,7 @@ final class MediaInput {
         return .frame(decoded.removeFirst())
     }
 
-    private func drainDecoder() throws(FFmpegError) {
+    private func drainDecoder() throws {
         while case let .frame(frame) = try timing.measure(.decode, { () throws(FFmpegError) in try decoder.receive() }) {
             framesDecoded += 1
             // Frames without a timestamp follow the previous one.

@@ -61,12 +61,18 @@ public final class TranscodeJob {
 
     /// Runs to the end of the input, or until `shouldStop` says so (then the output is finished
     /// with what was done). Progress is reported a few times a second.
-    public func run(progress: (JobProgress) -> Void = { _ in }, shouldStop: () -> Bool = { false }) async throws(JobError) -> JobSummary {
+    /// With `abandon` answering true once stopped, nothing is finished or kept: temporary files are
+    /// removed and `JobError.cancelled` is thrown.
+    public func run(progress: (JobProgress) -> Void = { _ in }, shouldStop: () -> Bool = { false },
+                    abandon: () -> Bool = { false }) async throws(JobError) -> JobSummary {
+        let summary: JobSummary
         do {
-            return try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop)
+            summary = try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop, abandon: abandon)
         } catch {
             throw .media(error)
         }
+        if summary.abandoned { throw .cancelled }
+        return summary
     }
 
     /// Whether output runs on the tick clock (constant rate), rather than keeping timestamps.
@@ -95,12 +101,8 @@ final class FrameFilter {
     }
 
     /// The filtered picture; valid until the next call.
-    func filter(_ frame: Frame) throws(FFmpegError) -> RGBImage {
-        do throws(MediaError) {
-            try timing.measure(.toRGB) { () throws(MediaError) in try toRGB.convert(frame, into: source) }
-        } catch {
-            throw error.asFFmpegError
-        }
+    func filter(_ frame: Frame) throws -> RGBImage {
+        try timing.measure(.toRGB) { () throws(MediaError) in try toRGB.convert(frame, into: source) }
         framesFiltered += 1
         return timing.measure(.filter) { chain.render(source) }
     }
@@ -150,6 +152,7 @@ private final class TranscodeRun {
         } else {
             let output = try AtomicOutput(path: config.output, overwrite: config.overwrite, temporaryExtension: job.container.rawValue)
             muxer = try Muxer(path: output.temporaryPath, container: job.container)
+            muxer.displayPath = config.output
             self.output = output
             sequence = nil
         }
@@ -193,7 +196,7 @@ private final class TranscodeRun {
         return c
     }
 
-    func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool) async throws(MediaError) -> JobSummary {
+    func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool, abandon: () -> Bool) async throws(MediaError) -> JobSummary {
         summary.inputWasLive = job.demuxer.isLive
         summary.variant = job.demuxer.chosenVariant
         var stalled: Int?
@@ -233,6 +236,11 @@ private final class TranscodeRun {
                     reportIfDue(progress)
                 }
             }
+            if summary.interrupted && abandon() {
+                // Nothing to finish: the temporary output is removed when this run is released.
+                summary.abandoned = true
+                return summary
+            }
             try branch.finish()
             if summary.interrupted || stalled != nil { try audio?.finishInput() }
         } catch let error as FFmpegError {
@@ -256,7 +264,7 @@ private final class TranscodeRun {
     }
 
     /// One output tick: filter the frame if it is new, else show the last picture again.
-    func show(_ tick: FrameSelector<TimedFrame>.Tick) throws(FFmpegError) {
+    func show(_ tick: FrameSelector<TimedFrame>.Tick) throws {
         ticksShown += 1
         if !tick.isNewFrame { ticksRepeated += 1 }
         if tick.isNewFrame {
@@ -271,7 +279,7 @@ private final class TranscodeRun {
     }
 
     /// Timestamps kept: every frame once, strictly increasing.
-    func writeWithOwnTimestamp(_ timed: TimedFrame) throws(FFmpegError) {
+    func writeWithOwnTimestamp(_ timed: TimedFrame) throws {
         let pts = timed.relativePts
         guard pts > lastOutputPts else { summary.framesDropped += 1; return }
         lastOutputPts = pts
@@ -311,6 +319,7 @@ private final class TranscodeRun {
         var p = JobProgress(mediaTime: input.mediaTime, duration: job.demuxer.duration, framesDecoded: input.framesDecoded,
                             framesWritten: written, framesPerSecond: elapsed > 0 ? Double(written) / elapsed : 0,
                             speed: elapsed > 0 ? input.mediaTime / elapsed : 0, elapsed: elapsed)
+        p.audioTime = audio?.mediaTime
         p.phase = force ? (summary.interrupted ? .interrupted : .finished) : .running
         p.ticks = ticksShown
         p.repeated = ticksRepeated

@@ -51,28 +51,24 @@ final class VideoBranch {
     }
 
     /// Encodes a newly filtered picture.
-    func encode(_ image: RGBImage, pts: Int64, duration: Int64) throws(FFmpegError) {
+    func encode(_ image: RGBImage, pts: Int64, duration: Int64) throws {
         var source = image
         if let scaler, let scaled {
             timing.measure(.filter) { scaler.render(image, into: scaled) }
             source = scaled
         }
         let frame: Frame
-        do throws(MediaError) {
-            if let toYUV {
-                frame = try timing.measure(.toYUV) { () throws(MediaError) in try toYUV.convert(source) }
-            } else {
-                frame = try Frame(copying: source)
-            }
-        } catch {
-            throw error.asFFmpegError
+        if let toYUV {
+            frame = try timing.measure(.toYUV) { () throws(MediaError) in try toYUV.convert(source) }
+        } else {
+            frame = try Frame(copying: source)
         }
         lastInput = frame
         try send(frame, pts: pts, duration: duration)
     }
 
     /// Encodes a decoded frame as it is (no RGB round trip).
-    func encodePassthrough(_ frame: Frame, pts: Int64, duration: Int64) throws(FFmpegError) {
+    func encodePassthrough(_ frame: Frame, pts: Int64, duration: Int64) throws {
         let input = frame.newReference()
         input.clearPictureType()
         lastInput = input
@@ -80,14 +76,14 @@ final class VideoBranch {
     }
 
     /// Shows the previous picture again at a new time, without filtering or converting it again.
-    func encodeRepeat(pts: Int64, duration: Int64) throws(FFmpegError) {
+    func encodeRepeat(pts: Int64, duration: Int64) throws {
         guard let lastInput else { return }
         let again = lastInput.newReference()
         again.clearPictureType()
         try send(again, pts: pts, duration: duration)
     }
 
-    private func send(_ frame: Frame, pts: Int64, duration: Int64) throws(FFmpegError) {
+    private func send(_ frame: Frame, pts: Int64, duration: Int64) throws {
         frame.presentationTimestamp = pts
         if let every = keyframeEveryTicks, pts % every == 0 { frame.requestKeyframe() }
         if !constantRate { packetDurations[pts] = duration }
@@ -97,24 +93,20 @@ final class VideoBranch {
     }
 
     /// Flushes the encoder's delayed frames into the sink.
-    func finish() throws(FFmpegError) {
+    func finish() throws {
         try encoder.sendEndOfStream()
         try drain()
     }
 
-    private func drain() throws(FFmpegError) {
+    private func drain() throws {
         while case let .packet(packet) = try timing.measure(.encode, { () throws(FFmpegError) in try encoder.receive() }) {
             // libx264 leaves durations at zero; muxers want them.
             let pts = packet.presentationTimestamp ?? 0
             packet.duration = constantRate ? 1 : (packetDurations.removeValue(forKey: pts) ?? lastDuration)
             endPts = max(endPts, pts + packet.duration)
             framesWritten += 1
-            do throws(MediaError) {
-                try timing.measure(.mux) { () throws(MediaError) in
-                    try sink.write(packet, toStream: streamIndex, timeBase: encoder.timeBase)
-                }
-            } catch {
-                throw error.asFFmpegError
+            try timing.measure(.mux) { () throws(MediaError) in
+                try sink.write(packet, toStream: streamIndex, timeBase: encoder.timeBase)
             }
         }
     }

@@ -38,6 +38,7 @@ struct CommandFailure: Error {
         case .invalidSettings, .unsupportedOutput: .usage
         case .encoderMissing, .processing: .processingFailed
         case .inputStalled: .inputStalled
+        case .diskFull: .outputNotWritable
         }
         self.init("\(error.description); \(error.recoverySuggestion)", code: code)
     }
@@ -46,6 +47,7 @@ struct CommandFailure: Error {
         switch error {
         case let .media(media): self.init(media)
         case let .chain(chain): self.init("the filter chain does not fit this input: \(chain)", code: .badChain)
+        case .cancelled: self.init("cancelled", code: .interrupted)
         }
     }
 }

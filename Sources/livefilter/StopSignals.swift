@@ -13,6 +13,9 @@ final class StopSignals: @unchecked Sendable {
     init() {
         let signals = [SIGINT, SIGTERM]
         for s in signals { Glibc.signal(s, SIG_IGN) }
+        // A file-size limit then fails the write (EFBIG) instead of killing the process.
+        Glibc.signal(SIGXFSZ, SIG_IGN)
+        Glibc.signal(SIGPIPE, SIG_IGN)
         sources = signals.map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
         for (source, sig) in zip(sources, signals) {
             source.setEventHandler { [self] in
