@@ -8,10 +8,10 @@ extension EndToEnd {
     ])
     func containers(extension ext: String, formatNameContains expected: String) async throws {
         let sandbox = try Sandbox("container")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.\(ext)")
         let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", output.path, "--quiet"])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
 
         let probed = try await FFprobe.probe(output, countFrames: true)
         #expect(probed.format?.formatName?.contains(expected) == true, "format \(String(describing: probed.format?.formatName))")
@@ -25,13 +25,13 @@ extension EndToEnd {
     @Test("image sequence output")
     func imageSequence() async throws {
         let sandbox = try Sandbox("png")
+        defer { sandbox.remove() }
         let frames = sandbox.file("frames")
         try FileManager.default.createDirectory(at: frames, withIntermediateDirectories: true)
         let result = try await LiveFilter.run([
             "run", Sample.noAudio.url.path, "-o", frames.appendingPathComponent("%05d.png").path, "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
 
         let sourceFrames = try #require(try await FFprobe.probe(Sample.noAudio.url, countFrames: true).video?.readFrames)
         let names = try sandbox.contents(of: "frames")

@@ -5,6 +5,7 @@ extension EndToEnd {
     @Test("missing input exits 4")
     func missingInput() async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let result = try await LiveFilter.run(["run", sandbox.file("nope.mp4").path, "-o", sandbox.file("out.mp4").path])
         LiveFilter.expectError(result, .inputUnreadable)
         #expect(try sandbox.contents().isEmpty)
@@ -13,6 +14,7 @@ extension EndToEnd {
     @Test("a text file named .mp4 exits 5")
     func notMedia() async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let input = sandbox.file("x.mp4")
         try Data("this is not a video\n".utf8).write(to: input)
         let result = try await LiveFilter.run(["run", input.path, "-o", sandbox.file("out.mp4").path])
@@ -23,6 +25,7 @@ extension EndToEnd {
     @Test("audio-only input exits 6")
     func noVideo() async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let input = sandbox.file("tone.m4a")
         try await ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-c:a", "aac", input.path])
         let result = try await LiveFilter.run(["run", input.path, "-o", sandbox.file("out.mp4").path])
@@ -33,6 +36,7 @@ extension EndToEnd {
     @Test("missing output folder exits 7")
     func missingOutputFolder() async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let result = try await LiveFilter.run([
             "run", Sample.landscape.url.path, "-o", sandbox.file("no/such/dir/out.mp4").path,
         ])
@@ -43,6 +47,7 @@ extension EndToEnd {
     @Test("existing output without --overwrite exits 8 and leaves it alone")
     func existingOutput() async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let original = Data("precious bytes\n".utf8)
         try original.write(to: output)
@@ -56,10 +61,8 @@ extension EndToEnd {
 
         // And with -y it is replaced by a real video.
         let again = try await LiveFilter.run(["run", Sample.noAudio.url.path, "-o", output.path, "-y", "--quiet"])
-        LiveFilter.expectSuccess(again)
-        if again.succeeded {
-            #expect(try await FFprobe.probe(output).video?.codecName == "h264")
-        }
+        try LiveFilter.requireSuccess(again)
+        #expect(try await FFprobe.probe(output).video?.codecName == "h264")
     }
 
     @Test("bad filter chain exits 3 and names the token", arguments: [
@@ -70,6 +73,7 @@ extension EndToEnd {
     ])
     func badChain(chain: String, token: String) async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let result = try await LiveFilter.run([
             "run", Sample.landscape.url.path, "-o", sandbox.file("out.mp4").path, "--chain", chain,
         ])
@@ -80,6 +84,7 @@ extension EndToEnd {
     @Test("bad chain file exits 3")
     func badChainFile() async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let chain = sandbox.file("bad.chain")
         try Data("# a comment\nblur sigma=2\nblurr 3\n".utf8).write(to: chain)
         let result = try await LiveFilter.run([
@@ -90,13 +95,14 @@ extension EndToEnd {
 
     @Test("usage errors exit 2", arguments: [
         ["--crf", "20", "--video-bitrate", "1M"],
-        ["--chain", "mirror", "--chain-file", "filters/soft-focus.chain"],
+        ["--chain", "mirror", "--chain-file", Paths.packageRoot.appendingPathComponent("filters/soft-focus.chain").path],
         ["--orientation", "sideways"],
         ["--profile", "ultra"],
         ["--frobnicate"],
     ])
     func usageErrors(options: [String]) async throws {
         let sandbox = try Sandbox("err")
+        defer { sandbox.remove() }
         let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", sandbox.file("out.mp4").path] + options)
         LiveFilter.expectError(result, .usage)
         #expect(try sandbox.contents().isEmpty)
@@ -108,14 +114,13 @@ extension EndToEnd {
         .filter { $0.hasSuffix(".chain") }.sorted())
     func presets(name: String) async throws {
         let sandbox = try Sandbox("preset")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run([
             "run", Sample.landscape.url.path, "-o", output.path,
             "--chain-file", Paths.packageRoot.appendingPathComponent("filters/\(name)").path, "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        if result.succeeded {
-            #expect(try await FFprobe.probe(output).video?.codecName == "h264")
-        }
+        try LiveFilter.requireSuccess(result)
+        #expect(try await FFprobe.probe(output).video?.codecName == "h264")
     }
 }

@@ -6,10 +6,10 @@ extension EndToEnd {
     @Test("--fps 15 halves a 30 fps clip")
     func halveFrameRate() async throws {
         let sandbox = try Sandbox("fps")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", output.path, "--fps", "15", "--quiet"])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
 
         let sourceFrames = try #require(try await FFprobe.probe(Sample.landscape.url, countFrames: true).video?.readFrames)
         let video = try #require(try await FFprobe.probe(output, countFrames: true).video)
@@ -26,10 +26,10 @@ extension EndToEnd {
     @Test("--fps 15 on VFR input gives constant 15 fps")
     func vfrToConstant() async throws {
         let sandbox = try Sandbox("vfr")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run(["run", Sample.vfr.url.path, "-o", output.path, "--fps", "15", "--quiet"])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
 
         let video = try #require(try await FFprobe.probe(output).video)
         #expect(video.rFrameRate == "15/1")
@@ -49,12 +49,12 @@ extension EndToEnd {
     @Test("--fps 30000/1001")
     func rationalFrameRate() async throws {
         let sandbox = try Sandbox("ntsc")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run([
             "run", Sample.landscape.url.path, "-o", output.path, "--fps", "30000/1001", "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
         let video = try #require(try await FFprobe.probe(output).video)
         #expect(video.rFrameRate == "30000/1001")
     }

@@ -88,6 +88,8 @@ struct HelperTests {
         #expect(try MP4Boxes.moovBeforeMdat(Sample.landscape.url))
 
         let sandbox = try Sandbox("boxes")
+
+        defer { sandbox.remove() }
         let plain = sandbox.file("plain.mp4")
         try await ffmpeg(["-i", Sample.landscape.url.path, "-c", "copy", plain.path])
         #expect(try MP4Boxes.moovBeforeMdat(plain) == false)
@@ -102,6 +104,7 @@ struct HelperTests {
         // An 'mdat' running to the end of the file (size 0).
         bytes += [0, 0, 0, 0] + Array("mdat".utf8) + [UInt8](repeating: 9, count: 5)
         let sandbox = try Sandbox("boxes")
+        defer { sandbox.remove() }
         let file = sandbox.file("synthetic.mp4")
         try Data(bytes).write(to: file)
         let boxes = try MP4Boxes.topLevel(of: file)

@@ -10,6 +10,7 @@ extension EndToEnd {
     @Test("SIGINT finishes a playable partial output and exits 130")
     func interrupt() async throws {
         let sandbox = try Sandbox("sigint")
+        defer { sandbox.remove() }
         // A long, heavy input: 20 s of 1280x720 at 30 fps (ultrafast, so making it is quick).
         let input = sandbox.file("long.mp4")
         try await ffmpeg([

@@ -22,10 +22,10 @@ extension EndToEnd {
     @Test("auto orientation matches ffmpeg's autorotate")
     func autoOrientation() async throws {
         let sandbox = try Sandbox("orient")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run(["run", Sample.portraitRotated.url.path, "-o", output.path, "--quiet"])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
 
         let reference = try await RGBPicture.firstFrame(of: Sample.portraitRotated.url)  // ffmpeg autorotates
         #expect(reference.width == 360 && reference.height == 640)
@@ -41,12 +41,12 @@ extension EndToEnd {
     @Test("--orientation keep keeps the stored frame")
     func keepOrientation() async throws {
         let sandbox = try Sandbox("keep")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run([
             "run", Sample.portraitRotated.url.path, "-o", output.path, "--orientation", "keep", "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
         let video = try #require(try await FFprobe.probe(output).video)
         #expect(video.width == 640 && video.height == 360)
         // The stored pixels (ignoring any matrix the output may carry): marker where it was stored.
@@ -66,12 +66,12 @@ extension EndToEnd {
     ])
     func geometryMatchesFFmpeg(chain: String, reference filter: String) async throws {
         let sandbox = try Sandbox("geometry")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run([
             "run", Sample.landscape.url.path, "-o", output.path, "--chain", chain, "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
         let reference = try await RGBPicture.firstFrame(of: Sample.landscape.url, filter: filter)
         let ours = try await RGBPicture.firstFrame(of: output)
         #expect(reference.whiteCorners.count == 1)

@@ -7,13 +7,13 @@ extension EndToEnd {
     @Test("run with a chain on every sample", arguments: Sample.allCases)
     func runOnEverySample(sample: Sample) async throws {
         let sandbox = try Sandbox("run")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run([
             "run", sample.url.path, "-o", output.path,
             "--chain", "blur sigma=2 | mirror", "--profile", "main", "--level", "3.1", "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
 
         let source = try await FFprobe.probe(sample.url, countFrames: true)
         let probed = try await FFprobe.probe(output, countFrames: true)
@@ -64,10 +64,10 @@ extension EndToEnd {
     @Test("AAC audio is copied by default", arguments: [Sample.landscape, .oddSize])
     func audioCopied(sample: Sample) async throws {
         let sandbox = try Sandbox("audio")
+        defer { sandbox.remove() }
         let output = sandbox.file("out.mp4")
         let result = try await LiveFilter.run(["run", sample.url.path, "-o", output.path, "--quiet"])
-        LiveFilter.expectSuccess(result)
-        try #require(result.succeeded)
+        try LiveFilter.requireSuccess(result)
         let source = try #require(try await FFprobe.probe(sample.url).audio)
         let audio = try #require(try await FFprobe.probe(output).audio)
         #expect(audio.codecName == "aac")
@@ -79,24 +79,21 @@ extension EndToEnd {
     @Test("audio options")
     func audioOptions() async throws {
         let sandbox = try Sandbox("audio-options")
+        defer { sandbox.remove() }
         let resampled = sandbox.file("resampled.mp4")
         let result = try await LiveFilter.run([
             "run", Sample.oddSize.url.path, "-o", resampled.path,
             "--audio-rate", "48000", "--audio-channels", "2", "--audio-bitrate", "128k", "--quiet",
         ])
-        LiveFilter.expectSuccess(result)
-        if result.succeeded {
-            let audio = try #require(try await FFprobe.probe(resampled).audio)
-            #expect(audio.codecName == "aac")
-            #expect(audio.sampleRateValue == 48000)
-            #expect(audio.channels == 2)
-        }
+        try LiveFilter.requireSuccess(result)
+        let audio = try #require(try await FFprobe.probe(resampled).audio)
+        #expect(audio.codecName == "aac")
+        #expect(audio.sampleRateValue == 48000)
+        #expect(audio.channels == 2)
 
         let silent = sandbox.file("silent.mp4")
         let noAudio = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", silent.path, "--no-audio", "--quiet"])
-        LiveFilter.expectSuccess(noAudio)
-        if noAudio.succeeded {
-            #expect(try await FFprobe.probe(silent).audio == nil)
-        }
+        try LiveFilter.requireSuccess(noAudio)
+        #expect(try await FFprobe.probe(silent).audio == nil)
     }
 }

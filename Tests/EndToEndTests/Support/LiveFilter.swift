@@ -27,17 +27,18 @@ enum LiveFilter {
     static func run(_ arguments: [String], timeout: Duration = .seconds(180),
                     sourceLocation: SourceLocation = #_sourceLocation) async throws -> ProcessResult {
         let binary = try binary(sourceLocation: sourceLocation)
-        return try await Subprocess.run(binary, arguments, currentDirectory: Paths.packageRoot, timeout: timeout)
+        return try await Subprocess.run(binary, arguments, timeout: timeout)
     }
 
     /// Starts `livefilter ARGS…` without waiting (for the SIGINT test).
     static func start(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> Subprocess {
-        try Subprocess(try binary(sourceLocation: sourceLocation), arguments, currentDirectory: Paths.packageRoot)
+        try Subprocess(try binary(sourceLocation: sourceLocation), arguments)
     }
 
-    /// Expects a clean success (exit 0, no timeout); records the stderr tail otherwise.
-    static func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(result.succeeded, "\(result.summary)", sourceLocation: sourceLocation)
+    /// Requires a clean success (exit 0, no timeout); otherwise one issue with the stderr tail, and
+    /// the test stops.
+    static func requireSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try #require(result.succeeded, "\(result.summary)", sourceLocation: sourceLocation)
     }
 
     /// Expects exit `code` and exactly one stderr line, starting with `livefilter: error:`, and no

@@ -62,8 +62,10 @@ enum Paths {
     static let ffprobe = tool("ffprobe")
 }
 
-/// A fresh temporary directory for one test, removed when the value is released.
-final class Sandbox: Sendable {
+/// A fresh temporary directory for one test. Remove it with `defer { sandbox.remove() }` right after
+/// creating it — not in a `deinit`: in optimised builds an object can be released right after its
+/// last use, which would delete the directory while livefilter is still writing into it.
+struct Sandbox: Sendable {
     let url: URL
 
     init(_ label: String = "e2e") throws {
@@ -80,5 +82,5 @@ final class Sandbox: Sendable {
         return try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
     }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    func remove() { try? FileManager.default.removeItem(at: url) }
 }

@@ -35,68 +35,97 @@ struct ProcessResult: Sendable {
 /// A child process with stdout and stderr going to temporary files (so a chatty child can never
 /// block on a full pipe), waited for without blocking a Swift concurrency thread, and killed when
 /// it outlives its time limit.
+///
+/// Spawned with `posix_spawn` rather than Foundation's `Process`: a child inherits its spawner's
+/// signal mask, and inside the test runner SIGINT and SIGTERM are blocked (the child of a `Process`
+/// here starts with `SigBlk: …4002`), so a `livefilter` started that way would never see the SIGINT
+/// test's Ctrl-C. Here the child gets what a shell gives it: an empty mask and default handlers.
+/// The working directory is inherited; pass absolute paths.
 final class Subprocess: @unchecked Sendable {
-    private let process = Process()
+    private let pid: pid_t
+    private let executable: String
+    private let arguments: [String]
     private let stdoutURL: URL
     private let stderrURL: URL
     private let lock = NSLock()
-    private var exited = false
-    private var waiter: CheckedContinuation<Void, Never>?
+    private var exitStatus: Int32?  // raw wait status once reaped
     private var killedForTimeout = false
 
-    init(_ executable: URL, _ arguments: [String], currentDirectory: URL? = nil,
-         environment: [String: String]? = nil) throws {
+    init(_ executable: URL, _ arguments: [String]) throws {
+        self.executable = executable.path
+        self.arguments = arguments
         let tmp = FileManager.default.temporaryDirectory
         let id = UUID().uuidString
         stdoutURL = tmp.appendingPathComponent("livefilter-e2e-\(id).out")
         stderrURL = tmp.appendingPathComponent("livefilter-e2e-\(id).err")
-        _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        process.executableURL = executable
-        process.arguments = arguments
-        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
-        if let environment { process.environment = environment }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
-        process.standardError = try FileHandle(forWritingTo: stderrURL)
-        process.terminationHandler = { [weak self] _ in self?.markExited() }
-        try process.run()
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, executable.path, &actions, &attributes, argv, environ)
+        guard rc == 0 else {
+            throw ToolFailure("cannot start \(executable.path): \(String(cString: strerror(rc)))")
+        }
+        pid = child
     }
 
-    var processIdentifier: Int32 { process.processIdentifier }
-    var isRunning: Bool { lock.withLock { !exited } }
+    var processIdentifier: Int32 { pid }
+
+    /// Reaps the child if it has exited (never blocks).
+    private func poll() -> Bool {
+        lock.withLock {
+            if exitStatus != nil { return true }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid { exitStatus = status }
+            return exitStatus != nil
+        }
+    }
+
+    var isRunning: Bool { !poll() }
 
     /// Sends a signal (e.g. `SIGINT`) to the child.
     func send(_ signal: Int32) {
-        if isRunning { kill(process.processIdentifier, signal) }
+        if isRunning { kill(pid, signal) }
     }
 
     /// Waits for the child to exit; after `timeout` it is killed with SIGKILL and reported as timed out.
     func wait(timeout: Duration = .seconds(120)) async -> ProcessResult {
-        let watchdog = Task { [self] in
-            try await Task.sleep(for: timeout)
-            if isRunning {
+        let deadline = ContinuousClock.now + timeout
+        while !poll() {
+            if ContinuousClock.now >= deadline {
                 lock.withLock { killedForTimeout = true }
-                kill(process.processIdentifier, SIGKILL)
+                kill(pid, SIGKILL)
+                while !poll() { try? await Task.sleep(for: .milliseconds(10)) }
+                break
             }
+            try? await Task.sleep(for: .milliseconds(20))
         }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow: Bool = lock.withLock {
-                if exited { return true }
-                waiter = continuation
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-        watchdog.cancel()
-        // terminationHandler can run before Process has recorded the status; waitUntilExit is
-        // immediate once the child is reaped.
-        process.waitUntilExit()
+        let status = lock.withLock { exitStatus ?? 0 }
+        let signal = status & 0x7f
         let result = ProcessResult(
-            executable: process.executableURL?.lastPathComponent ?? "?",
-            arguments: process.arguments ?? [],
-            status: process.terminationStatus,
-            exitedNormally: process.terminationReason == .exit,
+            executable: URL(fileURLWithPath: executable).lastPathComponent,
+            arguments: arguments,
+            status: signal == 0 ? (status >> 8) & 0xff : signal,
+            exitedNormally: signal == 0,
             timedOut: lock.withLock { killedForTimeout },
             stdout: (try? Data(contentsOf: stdoutURL)) ?? Data(),
             stderr: (try? Data(contentsOf: stderrURL)) ?? Data())
@@ -105,19 +134,10 @@ final class Subprocess: @unchecked Sendable {
         return result
     }
 
-    private func markExited() {
-        let continuation: CheckedContinuation<Void, Never>? = lock.withLock {
-            exited = true
-            defer { waiter = nil }
-            return waiter
-        }
-        continuation?.resume()
-    }
-
     /// Runs a command to completion.
-    static func run(_ executable: URL, _ arguments: [String], currentDirectory: URL? = nil,
+    static func run(_ executable: URL, _ arguments: [String],
                     timeout: Duration = .seconds(120)) async throws -> ProcessResult {
-        try await Subprocess(executable, arguments, currentDirectory: currentDirectory).wait(timeout: timeout)
+        try await Subprocess(executable, arguments).wait(timeout: timeout)
     }
 }
 
