@@ -21,7 +21,10 @@ echo "demo: livefilter run $input -o $output --chain-file $chain --overwrite"
 .build/release/livefilter run "$input" -o "$output" --chain-file "$chain" --overwrite
 
 echo "demo: wrote $(pwd)/$output"
-# One line: container, duration, size, then each stream.
-ffprobe -v error -show_entries format=format_name,duration,size,bit_rate -of compact=p=0 "$output"
-ffprobe -v error -show_entries stream=codec_type,codec_name,profile,width,height,pix_fmt,r_frame_rate,sample_rate,channels \
-    -of compact=p=0:nk=0 "$output" | paste -sd ' ' -
+# One line: container, duration, size and bitrate, then each stream.
+summary="$({
+    ffprobe -v error -show_entries format=format_name,duration,size,bit_rate -of compact=p=0 "$output"
+    ffprobe -v error -show_entries stream=codec_type,codec_name,profile,width,height,pix_fmt,r_frame_rate,sample_rate,channels \
+        -of compact=p=0 "$output"
+} | paste -sd ' ' -)"
+echo "demo: ffprobe: $summary"
