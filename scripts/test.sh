@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite, release mode only: the filter tests compare optimised
+# kernels with double-precision references and the end-to-end tests run the release binary
+# (.build/release/livefilter). Exits with the test status.
+#
+#   scripts/test.sh [extra `swift test` arguments, e.g. --filter EndToEndTests]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# shellcheck source=scripts/install-deps.sh
+source scripts/install-deps.sh
+
+swift build -c release
+status=0
+swift test -c release "$@" || status=$?
+exit "$status"
