@@ -35,8 +35,8 @@ struct LiveFilterCommand: AsyncParsableCommand {
                 Foundation.exit(0)
             }
             let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-            Terminal.error(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message)
-            Terminal.line("see 'livefilter help run' for the options")
+            let text = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+            Terminal.error(text + " (see 'livefilter help' for the options)")
             Foundation.exit(LiveFilterExit.usage.rawValue)
         }
     }
