@@ -251,3 +251,55 @@ public final class Demuxer {
         }
     }
 }
+
+extension Demuxer {
+    /// Moves reading to the keyframe at or before `seconds` (relative to the start), for snapshots.
+    public func seek(to seconds: Double) throws(MediaError) {
+        let target = Int64(((startTime + max(0, seconds)) * Double(AV_TIME_BASE)).rounded())
+        let code = avformat_seek_file(context, -1, .min, target, target, 0)
+        if code < 0 {
+            // Some inputs (raw streams) cannot seek: start over from the beginning instead.
+            let rewind = av_seek_frame(context, -1, 0, AVSEEK_FLAG_BACKWARD)
+            if rewind < 0 { throw .processing(FFmpegError(code: code, operation: "seeking to \(seconds) s")) }
+        }
+    }
+}
+
+extension Decoder {
+    /// Drops frames held from before a seek.
+    public func flush() {
+        avcodec_flush_buffers(context)
+    }
+}
+
+/// Writes one RGB picture as a PNG file, atomically (temporary name, then rename).
+public func writePNG(_ image: RGBImage, to path: String, overwrite: Bool) throws(MediaError) {
+    if !overwrite, FileManager.default.fileExists(atPath: path) { throw .outputExists(path) }
+    let folder = (path as NSString).deletingLastPathComponent
+    let dir = folder.isEmpty ? "." : folder
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
+        throw .outputFolderMissing(dir)
+    }
+    let encoder = try Encoder.png(size: image.size, timeBase: Rational(1, 25))
+    let frame = try Frame(copying: image)
+    frame.presentationTimestamp = 0
+    var bytes = Data()
+    do throws(FFmpegError) {
+        try encoder.send(frame)
+        try encoder.sendEndOfStream()
+        while case let .packet(packet) = try encoder.receive() {
+            bytes.append(packet.pointer.pointee.data, count: packet.size)
+        }
+    } catch {
+        throw .processing(error)
+    }
+    let temporary = (dir as NSString).appendingPathComponent(".\((path as NSString).lastPathComponent).livefilter-\(getpid()).tmp")
+    guard FileManager.default.createFile(atPath: temporary, contents: bytes, attributes: [.posixPermissions: 0o644]) else {
+        throw .outputNotWritable(path, reason: "cannot create a file in '\(dir)'")
+    }
+    if rename(temporary, path) != 0 {
+        unlink(temporary)
+        throw .outputNotWritable(path, reason: String(cString: strerror(errno)))
+    }
+}

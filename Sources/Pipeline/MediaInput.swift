@@ -80,7 +80,7 @@ final class MediaInput {
     func poll() throws -> Poll {
         while decoded.isEmpty {
             if decoderFlushed { return .end }
-            let result = try timing.measure(.demux, { () throws(FFmpegError) in try reader.read(into: packet) })
+            let result = try timing.measure(.demux, { () throws(FFmpegError) in try reader.nextPacket(into: packet) })
             switch result {
             case nil:
                 return .notYet

@@ -7,13 +7,12 @@ import Synchronization
 /// reader thread fills from the network (live), which never blocks the tick loop.
 protocol PacketReader: AnyObject {
     /// `.packet`, `.endOfFile`, or nil when nothing is available yet.
-    func read(into packet: Packet) throws(FFmpegError) -> Demuxer.ReadResult?
+    func nextPacket(into packet: Packet) throws(FFmpegError) -> Demuxer.ReadResult?
 }
 
 extension Demuxer: PacketReader {
-    func read(into packet: Packet) throws(FFmpegError) -> Demuxer.ReadResult? {
-        let result: Demuxer.ReadResult = try read(into: packet)
-        return result
+    func nextPacket(into packet: Packet) throws(FFmpegError) -> Demuxer.ReadResult? {
+        try read(into: packet)
     }
 }
 
@@ -51,7 +50,7 @@ final class LivePacketQueue: PacketReader, @unchecked Sendable {
         while true {
             let packet = Packet()
             do throws(FFmpegError) {
-                let result: Demuxer.ReadResult = try demuxer.read(into: packet)
+                let result = try demuxer.read(into: packet)
                 condition.lock()
                 defer { condition.unlock() }
                 if stopping { return }
@@ -79,7 +78,7 @@ final class LivePacketQueue: PacketReader, @unchecked Sendable {
         }
     }
 
-    func read(into packet: Packet) throws(FFmpegError) -> Demuxer.ReadResult? {
+    func nextPacket(into packet: Packet) throws(FFmpegError) -> Demuxer.ReadResult? {
         condition.lock()
         defer { condition.unlock() }
         if !packets.isEmpty {

@@ -166,17 +166,7 @@ struct RunCommand: AsyncParsableCommand {
 
     /// Parses the chain before any file is opened, so a typo costs nothing.
     private func parseChain() throws -> FilterChain {
-        do {
-            if let chainFile {
-                guard let text = try? String(contentsOfFile: chainFile, encoding: .utf8) else {
-                    throw CommandFailure("cannot read chain file '\(chainFile)'", code: .badChain)
-                }
-                return try FilterChain(parsingFile: text)
-            }
-            return try FilterChain(parsing: chain ?? "")
-        } catch let error as ChainSyntaxError {
-            throw CommandFailure("bad filter chain: \(error)", code: .badChain)
-        }
+        try ChainArguments(chain: chain, chainFile: chainFile).parse()
     }
 
     private var videoSettings: VideoEncoderSettings {
