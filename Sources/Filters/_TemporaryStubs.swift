@@ -89,3 +89,27 @@ public struct Scale: Filter {
         }
     }
 }
+public struct RGBColor: Hashable, Sendable {
+    public var r: UInt8, g: UInt8, b: UInt8
+    public init(r: UInt8, g: UInt8, b: UInt8) { self.r = r; self.g = g; self.b = b }
+    public static let black = RGBColor(r: 0, g: 0, b: 0)
+}
+public struct Crop: Filter {
+    public var width: Int, height: Int, x: Int, y: Int
+    public init(width: Int, height: Int, x: Int = 0, y: Int = 0) { self.width = width; self.height = height; self.x = x; self.y = y }
+    public var description: String { "crop" }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { FrameSize(width, height) }
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer { fatalError() }
+}
+public struct Mirror: Filter {
+    public enum Axis: String, Sendable { case horizontal, vertical }
+    public var axis: Axis
+    public init(axis: Axis = .horizontal) { self.axis = axis }
+    public var description: String { "mirror" }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer { fatalError() }
+}
+extension Scale {
+    public enum Mode: Hashable, Sendable { case exact(FrameSize), fit(FrameSize), width(Int), height(Int), max(Int) }
+    public init(_ mode: Mode) { self.init(width: 2, height: 2) }
+}

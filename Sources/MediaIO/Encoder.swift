@@ -79,7 +79,7 @@ extension Encoder {
             ctx.pointee.thread_count = 0
             let priv = ctx.pointee.priv_data
             av_opt_set(priv, "preset", settings.speedPreset.rawValue, 0)
-            switch settings.rateControl {
+            switch settings.rateControl ?? .crf(23) {
             case let .crf(crf):
                 av_opt_set_double(priv, "crf", crf, 0)
             case let .averageBitrate(bps):

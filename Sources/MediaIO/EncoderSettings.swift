@@ -62,7 +62,8 @@ public struct VideoEncoderSettings: Sendable, Equatable {
         case averageBitrate(Int)
     }
 
-    public var rateControl: RateControl = .crf(23)
+    /// Quality or bitrate; nil means CRF 23 (x264's default) unless a preset sets it.
+    public var rateControl: RateControl?
     public var maxRate: Int?
     public var bufferSize: Int?
     public var keyframeInterval: KeyframeInterval?

@@ -7,6 +7,9 @@ public enum OrientationPolicy: String, Sendable, CaseIterable {
     case auto
     /// Leave the pixels as stored and copy the rotation tag, so players turn the picture.
     case keep
+    /// Pixels as stored and no tag: for sources whose tag is wrong or handled by the chain
+    /// (the camera presets turn the pixels themselves).
+    case ignore
 }
 
 /// Everything one run needs: input, output, chain, encoding.
@@ -14,7 +17,12 @@ public struct JobConfiguration: Sendable {
     public var input: String
     public var output: String
     public var chain: FilterChain
-    public var orientation: OrientationPolicy = .auto
+    /// nil means `.auto`, unless a preset says otherwise.
+    public var orientation: OrientationPolicy?
+    /// An export preset; explicit settings in this configuration win over the preset's.
+    public var preset: ExportPreset?
+    /// Final dimensions rounded to a multiple (2, 8 or 16), by scaling, cropping or padding.
+    public var alignment: Alignment?
     public var video = VideoEncoderSettings()
     public var audio: AudioSettings = .automatic
     /// Constant output rate with display-link semantics; nil keeps each frame's timestamp.

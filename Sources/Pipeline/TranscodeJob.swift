@@ -19,8 +19,8 @@ public final class TranscodeJob {
     public let outputRate: Rational
     let appliedRotation: Int
 
-    public init(configuration: JobConfiguration) throws(JobError) {
-        self.configuration = configuration
+    public init(configuration requested: JobConfiguration) throws(JobError) {
+        var configuration = requested
         guard let container = OutputContainer(path: configuration.output) else {
             throw .media(.unsupportedOutput(configuration.output, reason: "unknown output type"))
         }
@@ -31,10 +31,20 @@ public final class TranscodeJob {
             throw .media(error)
         }
         let video = demuxer.video
+        if let preset = configuration.preset {
+            let audioRate = demuxer.audio?.bitRate ?? 0
+            let sourceRate = video.bitRate ?? demuxer.bitRate.map { max(0, $0 - audioRate) }
+            do {
+                try preset.apply(to: &configuration, source: video, sourceBitRate: sourceRate)
+            } catch {
+                throw .chain(error)
+            }
+        }
+        self.configuration = configuration
 
         var filters = configuration.chain.filters
         var rotation = 0
-        if configuration.orientation == .auto, video.rotationClockwise != 0 {
+        if (configuration.orientation ?? .auto) == .auto, video.rotationClockwise != 0 {
             if let quarter = video.quarterTurnRotation {
                 rotation = quarter
                 if quarter != 0 { filters.insert(Rotate(quarterTurns: quarter / 90), at: 0) }
@@ -44,9 +54,14 @@ public final class TranscodeJob {
             }
         }
         appliedRotation = rotation
-        effectiveChain = FilterChain(filters)
         do {
-            chainOutputSize = try effectiveChain.outputSize(for: video.size)
+            var size = try FilterChain(filters).outputSize(for: video.size)
+            if let alignment = configuration.alignment, let align = alignment.filter(for: size) {
+                filters.append(align)
+                size = try align.outputSize(for: size)
+            }
+            effectiveChain = FilterChain(filters)
+            chainOutputSize = size
         } catch {
             throw .chain(error)
         }

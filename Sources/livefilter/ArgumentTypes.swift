@@ -40,3 +40,5 @@ extension VariantChoice: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
 extension ProgressStyle: ExpressibleByArgument {}
+extension ExportPreset: ExpressibleByArgument {}
+extension Alignment.Mode: ExpressibleByArgument {}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import Filters
+import Foundation
+import MediaIO
+import Pipeline
+
+/// The options that describe a job, shared by `run` and `estimate`.
+struct JobOptions: ParsableArguments {
+    @Option(help: "Export preset (see livefilter presets); explicit options override it.")
+    var preset: ExportPreset?
+
+    @Option(help: "Filter chain, e.g. \"blur 6 | mirror\".")
+    var chain: String?
+
+    @Option(help: "Read the chain from a file (one filter per line, # comments).")
+    var chainFile: String?
+
+    @Option(help: "auto: apply the input's rotation tag to the pixels; keep: leave pixels and tag; ignore: neither.")
+    var orientation: OrientationPolicy?
+
+    @Option(help: "Round the output's width and height to a multiple of 2, 8 or 16.")
+    var align: Int?
+
+    @Option(help: "How --align gets there: scale, crop or pad.")
+    var alignMode: Alignment.Mode = .crop
+
+    @Option(help: "Constant rate factor 0–51 (default 23).")
+    var crf: Double?
+
+    @Option(help: "Average video bitrate, e.g. 2M.")
+    var videoBitrate: BitRate?
+
+    @Option(help: "Peak video bitrate (VBV).")
+    var maxrate: BitRate?
+
+    @Option(help: "VBV buffer size in bits (default twice --maxrate).")
+    var bufsize: BitRate?
+
+    @Option(help: "Frames between keyframes, or seconds with 's' (e.g. 2s).")
+    var keyframeInterval: KeyframeInterval?
+
+    @Option(help: "H.264 profile.")
+    var profile: H264Profile?
+
+    @Option(help: "H.264 level, e.g. 3.1 or 4.0.")
+    var level: String?
+
+    @Option(help: "x264 speed preset.")
+    var encoderPreset: EncoderSpeedPreset = .medium
+
+    @Option(help: "AAC bitrate, e.g. 128k (re-encodes audio).")
+    var audioBitrate: BitRate?
+
+    @Option(help: "Audio sample rate in Hz (re-encodes audio).")
+    var audioRate: Int?
+
+    @Option(help: "Audio channels (re-encodes audio).")
+    var audioChannels: Int?
+
+    @Flag(help: "Drop audio.")
+    var noAudio = false
+
+    @Option(help: "Constant output frame rate, e.g. 30 or 30000/1001 (display-link ticks).")
+    var fps: Rational?
+
+    @Option(help: "Variant of a master playlist: highest, lowest, N (from 0) or max-bandwidth=B.")
+    var variant: VariantChoice = .highest
+
+    @Option(help: "Where a live playlist starts: edge or oldest.")
+    var liveStart: LiveStart = .edge
+
+    @Flag(help: "Pace a file or VOD input in real time, like live.")
+    var realtime = false
+
+    @Option(help: "Seconds a live output may lag the live edge before frames are dropped.")
+    var maxLatency: Double = 10
+
+    @Option(help: "Seconds a live input may deliver nothing before the run ends (default 3 × target duration + 10).")
+    var stallTimeout: Double?
+
+
+    func validate() throws {
+        if chain != nil && chainFile != nil { throw ValidationError("--chain and --chain-file cannot be used together") }
+        if crf != nil && videoBitrate != nil { throw ValidationError("--crf and --video-bitrate cannot be used together: choose quality or bitrate") }
+        if let crf, !(0...51).contains(crf) { throw ValidationError("--crf must be between 0 and 51, got \(crf)") }
+        if let level, H264Level.idc(level) == nil {
+            throw ValidationError("--level '\(level)' is not an H.264 level; use one of \(H264Level.all.joined(separator: ", "))")
+        }
+        if noAudio && (audioBitrate != nil || audioRate != nil || audioChannels != nil) {
+            throw ValidationError("--no-audio cannot be combined with --audio-bitrate, --audio-rate or --audio-channels")
+        }
+        if let audioRate, !(8000...96000).contains(audioRate) { throw ValidationError("--audio-rate must be between 8000 and 96000 Hz") }
+        if let audioChannels, !(1...8).contains(audioChannels) { throw ValidationError("--audio-channels must be between 1 and 8") }
+        if bufsize != nil && maxrate == nil { throw ValidationError("--bufsize needs --maxrate") }
+        if !(maxLatency > 0 && maxLatency <= 3600) { throw ValidationError("--max-latency must be between 0 and 3600 seconds") }
+        if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
+        if let align, ![2, 8, 16].contains(align) { throw ValidationError("--align must be 2, 8 or 16") }
+    }
+
+    /// The job these options describe. The chain is parsed first, before any file is opened.
+    func configuration(input: String, output: String) throws -> JobConfiguration {
+        let filterChain = try ChainArguments(chain: chain, chainFile: chainFile).parse()
+        var config = JobConfiguration(input: input, output: output, chain: filterChain)
+        config.preset = preset
+        config.orientation = orientation
+        config.alignment = align.map { Alignment(multiple: $0, mode: alignMode) }
+        config.frameRate = fps
+        config.video = videoSettings
+        config.audio = audioSettings
+        config.realtime = realtime
+        config.maxLatency = .milliseconds(Int64(maxLatency * 1000))
+        config.stallTimeout = stallTimeout.map { .milliseconds(Int64($0 * 1000)) }
+        config.inputOptions.variant = variant
+        config.inputOptions.liveStart = liveStart
+        return config
+    }
+
+    private var videoSettings: VideoEncoderSettings {
+        var v = VideoEncoderSettings()
+        if let videoBitrate { v.rateControl = .averageBitrate(videoBitrate.bitsPerSecond) }
+        if let crf { v.rateControl = .crf(crf) }
+        if let maxrate {
+            v.maxRate = maxrate.bitsPerSecond
+            v.bufferSize = bufsize?.bitsPerSecond ?? 2 * maxrate.bitsPerSecond
+        }
+        v.keyframeInterval = keyframeInterval
+        v.profile = profile
+        v.level = level
+        v.speedPreset = encoderPreset
+        return v
+    }
+
+    private var audioSettings: AudioSettings {
+        if noAudio { return .none }
+        if audioBitrate == nil && audioRate == nil && audioChannels == nil { return .automatic }
+        return .aac(AACSettings(bitRate: audioBitrate?.bitsPerSecond, sampleRate: audioRate, channels: audioChannels))
+    }
+}
