@@ -5,7 +5,7 @@ let package = Package(
     name: "livefilter",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "LiveFilter", targets: ["Pipeline", "Filters", "MediaIO"]),
+        .library(name: "LiveFilter", targets: ["LiveFilter"]),
         .executable(name: "livefilter", targets: ["livefilter"]),
     ],
     dependencies: [
@@ -25,12 +25,14 @@ let package = Package(
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: ["MediaIO", "Filters"]),
+        // One import for library users: re-exports Filters, MediaIO and Pipeline.
+        .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO"]),
         .executableTarget(name: "livefilter", dependencies: [
             "Pipeline", "Filters", "MediaIO",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
-        .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Filters", "MediaIO"]),
+        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO"]),
     ]
 )
