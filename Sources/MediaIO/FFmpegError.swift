@@ -18,6 +18,7 @@ public struct FFmpegError: Error, CustomStringConvertible, Sendable, Equatable {
     public var isEndOfFile: Bool { code == lf_averror_eof() }
     public var isTryAgain: Bool { code == lf_averror_eagain() }
     public var isExit: Bool { code == lf_averror_exit() }
+    public var isInvalidData: Bool { code == lf_averror_invaliddata() }
 }
 
 /// FFmpeg's text for an error code.

@@ -43,7 +43,8 @@ final class AudioStage {
         self.sinks = added
     }
 
-    var decodeErrors: Int { decoder?.decodeErrors ?? 0 }
+    var decodeErrors: Int { (decoder?.decodeErrors ?? 0) + damagedPackets }
+    private var damagedPackets = 0
 
     /// Input time cut out by the live loop's latency skips: later audio moves earlier by this much,
     /// and audio that would overlap what was already written is dropped, keeping A/V in sync.
@@ -121,7 +122,13 @@ final class AudioStage {
         for (i, target) in sinks.enumerated() {
             // Writing consumes the packet: every sink but the last gets its own reference.
             let p = i == sinks.count - 1 ? packet : packet.clone()
-            try target.sink.write(p, toStream: target.stream, timeBase: timeBase)
+            do {
+                try target.sink.write(p, toStream: target.stream, timeBase: timeBase)
+            } catch let error as MediaError {
+                // A damaged packet (e.g. a broken ADTS header in a corrupt TS) is dropped, not fatal.
+                guard case let .processing(e) = error, e.isInvalidData else { throw error }
+                damagedPackets += 1
+            }
         }
     }
 }
