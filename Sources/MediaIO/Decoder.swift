@@ -27,6 +27,8 @@ public final class Decoder {
             // 5.1 decoders do not fill frame time bases; give them the stream's.
             ctx.pointee.pkt_timebase = stream.pointee.time_base
             ctx.pointee.thread_count = 0
+            // A stream that changes to a huge size mid-way is refused, not allocated.
+            ctx.pointee.max_pixels = Int64(demuxer.maxPixels)
             try check(avcodec_open2(ctx, codec, nil), "avcodec_open2(\(String(cString: codec.pointee.name)))")
         } catch {
             avcodec_free_context(&owned)

@@ -14,6 +14,8 @@ public struct InputOptions: Sendable {
     public var liveStart: LiveStart = .edge
     /// HTTP redirects followed before giving up.
     public var maxRedirects = 5
+    /// Largest picture accepted (width × height); larger headers are refused before decoding.
+    public var maxPixels = 8192 * 4320
     public init() {}
 }
 
@@ -78,6 +80,8 @@ public final class Demuxer {
     public let chosenVariant: VariantInfo?
     /// Whether the input is a live stream (an HLS playlist without an end).
     public var isLive: Bool { formatName == "hls" && duration == nil }
+    /// The picture-size limit decoders enforce.
+    public let maxPixels: Int
     /// Non-zero makes every blocking FFmpeg read return AVERROR_EXIT.
     private let interruptFlag: UnsafeMutablePointer<Int32>
 
@@ -131,7 +135,12 @@ public final class Demuxer {
         }
         context = opened
 
-        let infoCode = avformat_find_stream_info(opened, nil)
+        // Decoders probing the streams refuse pictures over the limit instead of allocating them.
+        let streamCount = Int(opened.pointee.nb_streams)
+        var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
+        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
+        let infoCode = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
+        for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
         if infoCode < 0 {
             var c: UnsafeMutablePointer<AVFormatContext>? = opened
             avformat_close_input(&c)
@@ -175,6 +184,13 @@ public final class Demuxer {
             throw .noVideoStream(url)
         }
         video = VideoStreamInfo(stream: videoStream)
+        if video.size.width * video.size.height > options.maxPixels || video.size.width > 16384 || video.size.height > 16384 {
+            var c: UnsafeMutablePointer<AVFormatContext>? = opened
+            avformat_close_input(&c)
+            interruptFlag.deallocate()
+            throw .inputTooLarge(url, reason: "its video is \(video.size), over the limit of \(options.maxPixels) pixels")
+        }
+        self.maxPixels = options.maxPixels
         if audioIndex >= 0, let s = opened.pointee.streams[Int(audioIndex)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
             audio = AudioStreamInfo(stream: s)
         } else {

@@ -11,6 +11,8 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     case outputExists(String)
     case unsupportedOutput(String, reason: String)
     case invalidSettings(String)
+    /// The input asks for more work than allowed (--max-pixels).
+    case inputTooLarge(String, reason: String)
     /// The output's file system is full (or the file hit a size limit).
     case diskFull(String)
     /// A live input delivered nothing for too long.
@@ -32,6 +34,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .unsupportedOutput(path, reason): "cannot write '\(path)': \(reason)"
         case let .invalidSettings(reason): "invalid settings: \(reason)"
         case let .diskFull(path): "no space left writing '\(path)'"
+        case let .inputTooLarge(url, reason): "input '\(url)' is refused: \(reason)"
         case let .inputStalled(url, seconds): "input '\(url)' delivered nothing for \(seconds) s; the output was finished with what arrived"
         case let .processing(error): error.description
         }
@@ -51,6 +54,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .outputExists: "pass --overwrite (-y) to replace it, or choose another name"
         case .unsupportedOutput: "use .mp4, .mov, .mkv, .ts, .m3u8 or a PNG pattern such as frames/%05d.png"
         case .invalidSettings: "see livefilter run --help"
+        case .inputTooLarge: "raise --max-pixels if the input is trusted"
         case .diskFull: "free space on the output's file system, or write elsewhere"
         case .inputStalled: "check that the stream is still being published, or raise --stall-timeout"
         case .processing: "the input may be damaged; run with a different input or report the problem"

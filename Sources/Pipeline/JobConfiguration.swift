@@ -33,6 +33,8 @@ public struct JobConfiguration: Sendable {
     public var realtime = false
     /// On a live input, skip ahead (dropping frames) when the output falls this far behind the live edge.
     public var maxLatency: Duration = .seconds(10)
+    /// Stop after this many seconds of input (the output is finished normally).
+    public var maxDuration: Double?
     /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).
     public var stallTimeout: Duration?
 
@@ -125,6 +127,8 @@ public struct JobSummary: Sendable {
     /// The variant read from a master playlist.
     public var variant: VariantInfo?
     public var inputWasLive = false
+    /// Stopped at `maxDuration`.
+    public var truncated = false
     /// Stopped and told not to keep anything (the output was removed).
     public var abandoned = false
 

@@ -224,7 +224,7 @@ private final class TranscodeRun {
                 }
                 func stopping() -> Bool {
                     if shouldStop() { summary.interrupted = true }
-                    return summary.interrupted
+                    return summary.interrupted || limitReached()
                 }
                 if job.demuxer.isLive {
                     let queue = LivePacketQueue(demuxer: job.demuxer)
@@ -246,6 +246,7 @@ private final class TranscodeRun {
             } else {
                 while true {
                     if shouldStop() { summary.interrupted = true; break }
+                    if limitReached() { break }
                     guard let timed = try input.nextFrame() else { break }
                     try writeWithOwnTimestamp(timed)
                     reportIfDue(progress)
@@ -257,7 +258,7 @@ private final class TranscodeRun {
                 return summary
             }
             try branch.finish()
-            if summary.interrupted || stalled != nil { try audio?.finishInput() }
+            if summary.interrupted || summary.truncated || stalled != nil { try audio?.finishInput() }
         } catch let error as FFmpegError {
             throw MediaError.processing(error)
         } catch let error as MediaError {
@@ -271,6 +272,12 @@ private final class TranscodeRun {
         let result = finalSummary(progress)
         if let stalled { throw MediaError.inputStalled(config.input, seconds: stalled) }
         return result
+    }
+
+    /// Whether `--max-duration` of input has been processed.
+    func limitReached() -> Bool {
+        if let limit = config.maxDuration, input.mediaTime >= limit { summary.truncated = true }
+        return summary.truncated
     }
 
     /// How long a live input may deliver nothing before the run ends.

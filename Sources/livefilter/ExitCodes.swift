@@ -14,6 +14,7 @@ enum LiveFilterExit: Int32 {
     case outputNotWritable = 7
     case outputExists = 8
     case inputStalled = 9
+    case inputTooLarge = 10
     case interrupted = 130
     case terminated = 143
 }
@@ -38,6 +39,7 @@ struct CommandFailure: Error {
         case .invalidSettings, .unsupportedOutput: .usage
         case .encoderMissing, .processing: .processingFailed
         case .inputStalled: .inputStalled
+        case .inputTooLarge: .inputTooLarge
         case .diskFull: .outputNotWritable
         }
         self.init("\(error.description); \(error.recoverySuggestion)", code: code)

@@ -75,6 +75,12 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Seconds a live output may lag the live edge before frames are dropped.")
     var maxLatency: Double = 10
 
+    @Option(help: "Refuse inputs whose pictures have more pixels than this.")
+    var maxPixels: Int = 8192 * 4320
+
+    @Option(help: "Stop after this many seconds of input.")
+    var maxDuration: Double?
+
     @Option(help: "Seconds a live input may deliver nothing before the run ends (default 3 × target duration + 10).")
     var stallTimeout: Double?
 
@@ -94,6 +100,8 @@ struct JobOptions: ParsableArguments {
         if bufsize != nil && maxrate == nil { throw ValidationError("--bufsize needs --maxrate") }
         if !(maxLatency > 0 && maxLatency <= 3600) { throw ValidationError("--max-latency must be between 0 and 3600 seconds") }
         if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
+        if maxPixels < 64 * 64 { throw ValidationError("--max-pixels must be at least 4096") }
+        if let maxDuration, !(maxDuration > 0 && maxDuration.isFinite) { throw ValidationError("--max-duration must be positive") }
         if let align, ![2, 8, 16].contains(align) { throw ValidationError("--align must be 2, 8 or 16") }
     }
 
@@ -112,6 +120,8 @@ struct JobOptions: ParsableArguments {
         config.stallTimeout = stallTimeout.map { .milliseconds(Int64($0 * 1000)) }
         config.inputOptions.variant = variant
         config.inputOptions.liveStart = liveStart
+        config.inputOptions.maxPixels = maxPixels
+        config.maxDuration = maxDuration
         return config
     }
 
