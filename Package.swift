@@ -25,14 +25,16 @@ let package = Package(
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: ["MediaIO", "Filters"]),
+        // A small HTTP/1.1 server (POSIX sockets): `livefilter serve` and the HLS test servers.
+        .target(name: "HTTPServer"),
         // One import for library users: re-exports Filters, MediaIO and Pipeline.
         .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO"]),
         .executableTarget(name: "livefilter", dependencies: [
-            "Pipeline", "Filters", "MediaIO",
+            "Pipeline", "Filters", "MediaIO", "HTTPServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
-        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO"]),
+        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO"]),
     ]
 )
