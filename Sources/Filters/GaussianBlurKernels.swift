@@ -117,6 +117,13 @@ func roundToBytes(_ value: SIMD8<Float>) -> SIMD8<UInt8> {
 }
 
 @inline(__always)
+func roundToBytes16(_ value: SIMD16<Float>) -> SIMD16<UInt8> {
+    var clamped = value.replacing(with: 0, where: value .< 0)
+    clamped.replace(with: 255, where: clamped .> 255)
+    return SIMD16<UInt8>(truncatingIfNeeded: unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self))
+}
+
+@inline(__always)
 func storeBytes8(_ value: SIMD8<Float>, to p: UnsafeMutablePointer<UInt8>, count: Int) {
     let bytes = roundToBytes(value)
     if count == 8 {
@@ -142,13 +149,18 @@ func load16(_ p: UnsafePointer<Float>) -> SIMD16<Float> {
 }
 
 @inline(__always)
+func store16(_ v: SIMD16<Float>, _ p: UnsafeMutablePointer<Float>) {
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD16<Float>.self)
+}
+
+@inline(__always)
 func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
     UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
 }
 
 enum FIRBlurKernel {
     /// Horizontal pass of rows `rows`: 8-bit `source` → float `plane`, clamp-to-edge.
-    /// `padded` holds 3·(width + 2R) + 16 floats.
+    /// `padded` holds 3·(width + 2R) + 32 floats.
     static func horizontal(rows: Range<Int>, source: PixelRegion, plane: FloatPlane, taps: [Float],
                            padded: UnsafeMutablePointer<Float>) {
         let radius = taps.count - 1
@@ -158,23 +170,27 @@ enum FIRBlurKernel {
             for y in rows {
                 let s = source.row(y)
                 // Row with R edge pixels repeated on both sides.
-                for i in 0..<samples { padded[3 * radius + i] = Float(s[i]) }
+                for i in 0..<samples { padded[3 &* radius &+ i] = Float(s[i]) }
                 for k in 0..<radius {
                     for c in 0..<3 {
-                        padded[3 * k + c] = Float(s[c])
-                        padded[3 * (radius + w + k) + c] = Float(s[3 * (w - 1) + c])
+                        padded[3 &* k &+ c] = Float(s[c])
+                        padded[3 &* (radius &+ w &+ k) &+ c] = Float(s[3 &* (w &- 1) &+ c])
                     }
                 }
                 let out = plane.row(y)
-                let center = padded + 3 * radius
+                let center = UnsafePointer(padded + 3 &* radius)
                 var i = 0
                 while i < samples {
-                    var acc = taps[0] * load8(center + i)
-                    for k in 1...radius {
-                        acc += taps[k] * (load8(center + i - 3 * k) + load8(center + i + 3 * k))
+                    let c = center + i
+                    var acc = taps[0] * load16(c)
+                    var k = 1, offset = 3
+                    while k <= radius {
+                        acc += taps[k] * (load16(c - offset) + load16(c + offset))
+                        k &+= 1
+                        offset &+= 3
                     }
-                    store8(acc, out + i)
-                    i += 8
+                    store16(acc, out + i)
+                    i &+= 16
                 }
             }
         }
@@ -186,20 +202,31 @@ enum FIRBlurKernel {
         let h = destination.height
         let samples = 3 * destination.width
         taps.withUnsafeBufferPointer { taps in
+        withUnsafeTemporaryAllocation(of: UnsafePointer<Float>.self, capacity: 2 * radius + 2) { pointers in
+            let above = pointers.baseAddress!, below = above + radius + 1
             for y in rows {
+                // The rows each tap reads, clamped to the edge once per output row.
+                for k in 1...radius {
+                    above[k] = UnsafePointer(plane.row(max(y - k, 0)))
+                    below[k] = UnsafePointer(plane.row(min(y + k, h - 1)))
+                }
                 let out = destination.row(y)
-                let center = plane.row(y)
+                let center = UnsafePointer(plane.row(y))
                 var i = 0
                 while i < samples {
-                    var acc = taps[0] * load8(center + i)
-                    for k in 1...radius {
-                        let above = plane.row(max(y - k, 0)), below = plane.row(min(y + k, h - 1))
-                        acc += taps[k] * (load8(above + i) + load8(below + i))
+                    var acc = taps[0] * load16(center + i)
+                    var k = 1
+                    while k <= radius {
+                        acc += taps[k] * (load16(above[k] + i) + load16(below[k] + i))
+                        k &+= 1
                     }
-                    storeBytes8(acc, to: out + i, count: min(8, samples - i))
-                    i += 8
+                    let count = min(16, samples &- i)
+                    storeBytes8(acc.lowHalf, to: out + i, count: min(8, count))
+                    if count > 8 { storeBytes8(acc.highHalf, to: out + i + 8, count: count &- 8) }
+                    i &+= 16
                 }
             }
+        }
         }
     }
 }
@@ -215,18 +242,23 @@ enum RecursiveBlurKernel {
         while y < rows.upperBound {
             let pair = y + 1 < rows.upperBound
             let r0 = source.row(y), r1 = source.row(pair ? y + 1 : y)
+            var p = UnsafePointer(r0), q = UnsafePointer(r1)
             for x in 0..<w {
-                let p = r0 + 3 * x, q = r1 + 3 * x
                 lanes[x] = SIMD8(Float(p[0]), Float(p[1]), Float(p[2]), 0, Float(q[0]), Float(q[1]), Float(q[2]), 0)
+                p += 3
+                q += 3
             }
             recurse(lanes: lanes, sums: sums, count: w, s0: s0, s1: s1, step: 1)
             // Spill each pixel as four floats, left to right: the fourth lands on the next pixel,
             // which is written next; the plane's row padding absorbs the last one.
             let o0 = plane.row(y), o1 = plane.row(pair ? y + 1 : y)
+            var a = o0, b = o1
             for x in 0..<w {
                 let v = sums[x]
-                UnsafeMutableRawPointer(o0 + 3 * x).storeBytes(of: v.lowHalf, as: SIMD4<Float>.self)
-                if pair { UnsafeMutableRawPointer(o1 + 3 * x).storeBytes(of: v.highHalf, as: SIMD4<Float>.self) }
+                UnsafeMutableRawPointer(a).storeBytes(of: v.lowHalf, as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(b).storeBytes(of: v.highHalf, as: SIMD4<Float>.self)  // o1 == o0 when unpaired: rewritten next
+                a += 3
+                b += 3
             }
             y += 2
         }
@@ -272,17 +304,23 @@ enum RecursiveBlurKernel {
         for strip in strips {
             let offset = 16 * strip
             let count = min(16, samples - offset)
-            var xPrevious = load16(plane.row(0) + offset)
+            let stride = plane.stride
+            var input = UnsafePointer(plane.row(0) + offset)
+            var xPrevious = load16(input)
             var p1 = xPrevious * s0.causalGain, p2 = p1
             var q1 = xPrevious * s1.causalGain, q2 = q1
             for n in 0..<h {
-                let x = load16(plane.row(n) + offset)
+                let x = load16(input)
+                input += stride
                 let p = (s0.b0 * x + s0.b1 * xPrevious - s0.a2 * p2) - s0.a1 * p1
                 let q = (s1.b0 * x + s1.b1 * xPrevious - s1.a2 * q2) - s1.a1 * q1
                 column[n] = p + q
                 p2 = p1; p1 = p; q2 = q1; q1 = q; xPrevious = x
             }
-            var x1 = load16(plane.row(h - 1) + offset), x2 = x1
+            input -= stride
+            var output = destination.row(h - 1) + offset
+            let outputStride = destination.stride
+            var x1 = load16(input), x2 = x1
             p1 = x1 * s0.anticausalGain; p2 = p1
             q1 = x1 * s1.anticausalGain; q2 = q1
             var n = h - 1
@@ -290,12 +328,17 @@ enum RecursiveBlurKernel {
                 let p = (s0.c1 * x1 + s0.c2 * x2 - s0.a2 * p2) - s0.a1 * p1
                 let q = (s1.c1 * x1 + s1.c2 * x2 - s1.a2 * q2) - s1.a1 * q1
                 let sum = column[n] + p + q
-                let out = destination.row(n) + offset
-                storeBytes8(sum.lowHalf, to: out, count: min(8, count))
-                if count > 8 { storeBytes8(sum.highHalf, to: out + 8, count: count - 8) }
+                if count == 16 {
+                    UnsafeMutableRawPointer(output).storeBytes(of: roundToBytes16(sum), as: SIMD16<UInt8>.self)
+                } else {
+                    storeBytes8(sum.lowHalf, to: output, count: min(8, count))
+                    if count > 8 { storeBytes8(sum.highHalf, to: output + 8, count: count - 8) }
+                }
                 p2 = p1; p1 = p; q2 = q1; q1 = q
-                x2 = x1; x1 = load16(plane.row(n) + offset)
-                n -= 1
+                x2 = x1; x1 = load16(input)
+                input -= stride
+                output -= outputStride
+                n &-= 1
             }
         }
     }
