@@ -1,0 +1,221 @@
+/// One parameter of a filter in the chain grammar.
+public struct ParameterDefinition: Sendable {
+    public enum Kind: Sendable, Equatable {
+        case number(ClosedRange<Double>)
+        case integer(ClosedRange<Int>)
+        case choice([String])
+        /// `WxH`
+        case size
+        /// `#RRGGBB`
+        case color
+        /// `WxH+X+Y`
+        case rectangle
+    }
+
+    public let key: String
+    public let kind: Kind
+    /// Whether the value may be given without `key=` (matched in declaration order by form).
+    public let positional: Bool
+    public let defaultValue: String?
+    public let summary: String
+
+    /// The accepted form, for help and error messages.
+    public var expected: String {
+        switch kind {
+        case let .number(range): "a number in \(formatNumber(range.lowerBound))…\(formatNumber(range.upperBound))"
+        case let .integer(range): "an integer in \(range.lowerBound)…\(range.upperBound)"
+        case let .choice(values): "one of \(values.joined(separator: "|"))"
+        case .size: "WxH, e.g. 1280x720"
+        case .color: "#RRGGBB, e.g. #FF8000"
+        case .rectangle: "WxH+X+Y, e.g. 640x360+10+20"
+        }
+    }
+}
+
+/// A parsed parameter value.
+public enum ParameterValue: Sendable, Equatable {
+    case number(Double)
+    case integer(Int)
+    case choice(String)
+    case size(FrameSize)
+    case color(RGBColor)
+    case rectangle(PixelRect)
+}
+
+/// One filter of the chain grammar: name, summary, parameters and how to build it.
+public struct FilterDefinition: Sendable {
+    public let name: String
+    public let summary: String
+    public let parameters: [ParameterDefinition]
+    public let examples: [String]
+    let build: @Sendable ([String: ParameterValue]) throws(ChainSyntaxError) -> any Filter
+}
+
+/// The single table the chain parser is built from; `livefilter filters` prints the same table.
+public enum FilterCatalog {
+    static let maxSide = 16384
+
+    public static let definitions: [FilterDefinition] = [
+        FilterDefinition(
+            name: "blur", summary: "Gaussian blur, clamp-to-edge; with x, y, w, h only that rectangle (privacy blur)",
+            parameters: [
+                .init(key: "sigma", kind: .number(GaussianBlur.sigmaRange), positional: true, defaultValue: nil,
+                      summary: "standard deviation in pixels"),
+                .init(key: "x", kind: .integer(0...maxSide), positional: false, defaultValue: nil, summary: "region left"),
+                .init(key: "y", kind: .integer(0...maxSide), positional: false, defaultValue: nil, summary: "region top"),
+                .init(key: "w", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "region width"),
+                .init(key: "h", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "region height"),
+            ],
+            examples: ["blur 6", "blur sigma=12 x=10 y=20 w=200 h=100"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .number(sigma)? = values["sigma"] else {
+                    throw .missingParameter(filter: "blur", key: "sigma", expected: "a number in 0.3…100")
+                }
+                let region = ["x", "y", "w", "h"].compactMap { key -> Int? in
+                    if case let .integer(v)? = values[key] { return v } else { return nil }
+                }
+                switch region.count {
+                case 0: return GaussianBlur(sigma: sigma)
+                case 4: return GaussianBlur(sigma: sigma, region: PixelRect(x: region[0], y: region[1], width: region[2], height: region[3]))
+                default: throw .conflict(filter: "blur", message: "a region needs all of x, y, w and h")
+                }
+            }),
+        FilterDefinition(
+            name: "rotate", summary: "rotate clockwise by degrees; multiples of 90 are exact, others bilinear",
+            parameters: [
+                .init(key: "angle", kind: .number(-36000...36000), positional: true, defaultValue: nil,
+                      summary: "degrees clockwise (negative: counter-clockwise)"),
+                .init(key: "mode", kind: .choice(Rotate.Canvas.allCases.map(\.rawValue)), positional: true,
+                      defaultValue: "expand", summary: "expand: canvas grows to the rotated box; keep: same size, corners cut"),
+                .init(key: "fill", kind: .color, positional: false, defaultValue: "#000000", summary: "colour of uncovered pixels"),
+            ],
+            examples: ["rotate 90", "rotate -90", "rotate 33.5 keep fill=#202020"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .number(angle)? = values["angle"] else {
+                    throw .missingParameter(filter: "rotate", key: "angle", expected: "degrees clockwise, e.g. 90")
+                }
+                var canvas = Rotate.Canvas.expand
+                if case let .choice(mode)? = values["mode"] { canvas = Rotate.Canvas(rawValue: mode)! }
+                var fill = RGBColor.black
+                if case let .color(color)? = values["fill"] { fill = color }
+                return Rotate(degrees: angle, canvas: canvas, fill: fill)
+            }),
+        FilterDefinition(
+            name: "mirror", summary: "mirror: horizontal swaps left and right (hflip), vertical swaps top and bottom (vflip)",
+            parameters: [
+                .init(key: "axis", kind: .choice(Mirror.Axis.allCases.map(\.rawValue)), positional: true,
+                      defaultValue: "horizontal", summary: "which way to flip"),
+            ],
+            examples: ["mirror", "mirror vertical"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                if case let .choice(axis)? = values["axis"] { return Mirror(axis: Mirror.Axis(rawValue: axis)!) }
+                return Mirror()
+            }),
+        FilterDefinition(
+            name: "scale", summary: "resize: exact WxH, fit=WxH (inside the box), width=W or height=H (aspect kept), max=N (never upscales)",
+            parameters: [
+                .init(key: "size", kind: .size, positional: true, defaultValue: nil, summary: "exact output size"),
+                .init(key: "fit", kind: .size, positional: false, defaultValue: nil, summary: "largest size inside this box, aspect kept"),
+                .init(key: "width", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "output width, height follows"),
+                .init(key: "height", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "output height, width follows"),
+                .init(key: "max", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "longest side at most N"),
+                .init(key: "method", kind: .choice(Scale.Method.allCases.map(\.rawValue)), positional: true,
+                      defaultValue: "bicubic", summary: "resampling kernel (support widens on downscale)"),
+            ],
+            examples: ["scale 1280x720", "scale fit=1280x720", "scale width=640 method=area", "scale max=1280"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                var modes: [Scale.Mode] = []
+                if case let .size(s)? = values["size"] { modes.append(.exact(s)) }
+                if case let .size(s)? = values["fit"] { modes.append(.fit(s)) }
+                if case let .integer(w)? = values["width"] { modes.append(.width(w)) }
+                if case let .integer(h)? = values["height"] { modes.append(.height(h)) }
+                if case let .integer(n)? = values["max"] { modes.append(.max(n)) }
+                guard modes.count == 1 else {
+                    throw .conflict(filter: "scale", message: "give exactly one of WxH, fit=WxH, width=W, height=H, max=N (got \(modes.count))")
+                }
+                var method = Scale.Method.bicubic
+                if case let .choice(m)? = values["method"] { method = Scale.Method(rawValue: m)! }
+                return Scale(modes[0], method: method)
+            }),
+        FilterDefinition(
+            name: "crop", summary: "keep the WxH rectangle whose top-left pixel is (X, Y); it must lie inside the frame",
+            parameters: [
+                .init(key: "rect", kind: .rectangle, positional: true, defaultValue: nil, summary: "WxH+X+Y"),
+            ],
+            examples: ["crop 640x360+10+20"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .rectangle(r)? = values["rect"] else {
+                    throw .missingParameter(filter: "crop", key: "rect", expected: "WxH+X+Y, e.g. 640x360+10+20")
+                }
+                return Crop(width: r.width, height: r.height, x: r.x, y: r.y)
+            }),
+    ]
+
+    public static func definition(named name: String) -> FilterDefinition? {
+        definitions.first { $0.name == name }
+    }
+
+    /// Parses one filter from its whitespace-separated tokens.
+    static func parseFilter(_ tokens: [Substring]) throws(ChainSyntaxError) -> any Filter {
+        let name = String(tokens[0])
+        guard let definition = definition(named: name) else {
+            throw .unknownFilter(name: name, validNames: definitions.map(\.name))
+        }
+        var values: [String: ParameterValue] = [:]
+        for token in tokens.dropFirst() {
+            if let equals = token.firstIndex(of: "=") {
+                let key = String(token[..<equals]), text = String(token[token.index(after: equals)...])
+                guard let parameter = definition.parameters.first(where: { $0.key == key }) else {
+                    throw .unknownKey(filter: name, key: key, validKeys: definition.parameters.map(\.key))
+                }
+                guard values[key] == nil else { throw .duplicateKey(filter: name, key: key) }
+                guard let value = parse(text, as: parameter.kind) else {
+                    throw .badValue(filter: name, key: key, value: text, expected: parameter.expected)
+                }
+                values[key] = value
+            } else {
+                let text = String(token)
+                let open = definition.parameters.filter { $0.positional && values[$0.key] == nil }
+                guard let (parameter, value) = open.lazy.compactMap({ p in parse(text, as: p.kind).map { (p, $0) } }).first else {
+                    if let parameter = open.first, open.count == 1 {
+                        throw .badValue(filter: name, key: parameter.key, value: text, expected: parameter.expected)
+                    }
+                    let expected = open.isEmpty ? "no more values (use key=value: \(definition.parameters.map(\.key).joined(separator: ", ")))"
+                        : open.map { "\($0.key): \($0.expected)" }.joined(separator: "; or ")
+                    throw .unexpectedValue(filter: name, value: text, expected: expected)
+                }
+                values[parameter.key] = value
+            }
+        }
+        return try definition.build(values)
+    }
+
+    static func parse(_ text: String, as kind: ParameterDefinition.Kind) -> ParameterValue? {
+        switch kind {
+        case let .number(range):
+            guard let v = Double(text), v.isFinite, range.contains(v) else { return nil }
+            return .number(v)
+        case let .integer(range):
+            guard let v = Int(text), range.contains(v) else { return nil }
+            return .integer(v)
+        case let .choice(values):
+            return values.contains(text) ? .choice(text) : nil
+        case .size:
+            return parseSize(Substring(text)).map { .size($0) }
+        case .color:
+            return RGBColor(hex: text).map { .color($0) }
+        case .rectangle:
+            let parts = text.split(separator: "+", omittingEmptySubsequences: false)
+            guard parts.count == 3, let size = parseSize(parts[0]),
+                  let x = Int(parts[1]), let y = Int(parts[2]), x >= 0, y >= 0 else { return nil }
+            return .rectangle(PixelRect(x: x, y: y, width: size.width, height: size.height))
+        }
+    }
+
+    private static func parseSize(_ text: Substring) -> FrameSize? {
+        let parts = text.split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+              (1...maxSide).contains(w), (1...maxSide).contains(h) else { return nil }
+        return FrameSize(width: w, height: h)
+    }
+}

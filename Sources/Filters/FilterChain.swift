@@ -1,0 +1,104 @@
+/// An ordered list of filters, written in the chain grammar as `filter ('|' filter)*` with
+/// `filter := name arg*` and `arg := value | key=value` (see `FilterCatalog.definitions`).
+public struct FilterChain: Sendable, CustomStringConvertible {
+    public var filters: [any Filter]
+
+    public init(_ filters: [any Filter] = []) {
+        self.filters = filters
+    }
+
+    /// Parses the one-line form, e.g. `scale fit=1280x720 | blur 6 | rotate 90`. Blank text is the empty chain.
+    public init(parsing text: String) throws(ChainSyntaxError) {
+        filters = []
+        guard text.contains(where: { !$0.isWhitespace }) else { return }
+        for (index, part) in text.split(separator: "|", omittingEmptySubsequences: false).enumerated() {
+            let tokens = part.split(whereSeparator: \.isWhitespace)
+            guard !tokens.isEmpty else { throw .emptyFilter(position: index + 1) }
+            filters.append(try FilterCatalog.parseFilter(tokens))
+        }
+    }
+
+    /// Parses the file form: one filter per line (or several joined by `|`), `#` starts a comment,
+    /// blank lines are ignored. Errors say which line.
+    public init(parsingFile text: String) throws(ChainSyntaxError) {
+        filters = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            guard content.contains(where: { !$0.isWhitespace }) else { continue }
+            do {
+                filters += try FilterChain(parsing: String(content)).filters
+            } catch {
+                throw .onLine(number + 1, error)
+            }
+        }
+    }
+
+    public var isEmpty: Bool { filters.isEmpty }
+
+    /// The output size of the whole chain for `input`; throws at the first filter that cannot apply.
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        var size = input
+        for filter in filters { size = try filter.outputSize(for: size) }
+        return size
+    }
+
+    /// The chain in the grammar; `FilterChain(parsing: chain.description)` gives it back.
+    public var description: String { filters.map(\.description).joined(separator: " | ") }
+}
+
+/// Renders a chain for one stream of frames of a fixed size. Runs of mirrors and quarter turns are
+/// fused into one exact D4 pass; buffers are allocated once, here.
+public final class ChainRenderer {
+    public let inputSize: FrameSize
+    public let outputSize: FrameSize
+    private let stages: [(renderer: any FilterRenderer, output: RGBImage)]
+
+    public init(chain: FilterChain, inputSize: FrameSize) throws(FilterError) {
+        self.inputSize = inputSize
+        var renderers: [any FilterRenderer] = []
+        var size = inputSize
+        var pending: (transform: D4Transform, input: FrameSize)?
+        func flush() {
+            if let p = pending, !p.transform.isIdentity {
+                renderers.append(D4Renderer(transform: p.transform, inputSize: p.input))
+            }
+            pending = nil
+        }
+        for filter in chain.filters {
+            if let d4 = (filter as? any D4Representable)?.d4Transform(for: size) {
+                pending = pending.map { ($0.transform.followed(by: d4), $0.input) } ?? (d4, size)
+                size = d4.outputSize(for: size)
+                continue
+            }
+            flush()
+            let renderer = try filter.makeRenderer(for: size)
+            renderers.append(renderer)
+            size = renderer.outputSize
+        }
+        flush()
+        outputSize = size
+        // Ping-pong: a stage reuses the buffer of the stage before the previous one when sizes match.
+        var stages: [(renderer: any FilterRenderer, output: RGBImage)] = []
+        for (index, renderer) in renderers.enumerated() {
+            let reusable = index >= 2 ? stages[index - 2].output : nil
+            let output = reusable?.size == renderer.outputSize ? reusable! : RGBImage(size: renderer.outputSize)
+            stages.append((renderer, output))
+        }
+        self.stages = stages
+    }
+
+    /// Filters `source` (sized `inputSize`). The result is owned by the renderer and valid until
+    /// the next call; with no stages it is `source` itself.
+    public func render(_ source: RGBImage) -> RGBImage {
+        precondition(source.size == inputSize, "ChainRenderer made for \(inputSize), got \(source.size)")
+        var current = source
+        for stage in stages {
+            stage.renderer.render(current, into: stage.output)
+            current = stage.output
+        }
+        return current
+    }
+
+    /// How many passes a frame goes through (fused D4 runs count once).
+    public var passCount: Int { stages.count }
+}

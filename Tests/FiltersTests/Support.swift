@@ -1,0 +1,172 @@
+import CFFmpeg
+import Dispatch
+import Filters
+import Foundation
+
+/// Independent oracles: libavfilter and libswscale through their C API, and plain double-precision
+/// references. Golden values always come from here, never from the code under test.
+enum Oracle {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private static func check(_ code: Int32, _ what: String) throws {
+        guard code >= 0 else {
+            var buffer = [CChar](repeating: 0, count: 256)
+            let text = buffer.withUnsafeMutableBufferPointer { String(cString: lf_err2str(code, $0.baseAddress, 256)) }
+            throw Failure(description: "\(what) failed: \(text) (\(code))")
+        }
+    }
+
+    /// Runs one rgb24 frame through `buffer → <graph> → format=rgb24 → buffersink`.
+    static func libavfilter(_ graphText: String, _ image: RGBImage) throws -> RGBImage {
+        lf_log_quiet(AV_LOG_ERROR)
+        var graph: UnsafeMutablePointer<AVFilterGraph>? = avfilter_graph_alloc()
+        guard graph != nil else { throw Failure(description: "avfilter_graph_alloc") }
+        defer { avfilter_graph_free(&graph) }
+        var source: UnsafeMutablePointer<AVFilterContext>?
+        var sink: UnsafeMutablePointer<AVFilterContext>?
+        let args = "video_size=\(image.width)x\(image.height):pix_fmt=\(AV_PIX_FMT_RGB24.rawValue):time_base=1/25:pixel_aspect=1/1"
+        try check(avfilter_graph_create_filter(&source, avfilter_get_by_name("buffer"), "in", args, nil, graph), "buffer")
+        try check(avfilter_graph_create_filter(&sink, avfilter_get_by_name("buffersink"), "out", nil, nil, graph), "buffersink")
+        var outputs = avfilter_inout_alloc()
+        var inputs = avfilter_inout_alloc()
+        defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
+        outputs!.pointee.name = av_strdup("in")
+        outputs!.pointee.filter_ctx = source
+        outputs!.pointee.pad_idx = 0
+        outputs!.pointee.next = nil
+        inputs!.pointee.name = av_strdup("out")
+        inputs!.pointee.filter_ctx = sink
+        inputs!.pointee.pad_idx = 0
+        inputs!.pointee.next = nil
+        try check(avfilter_graph_parse_ptr(graph, "\(graphText),format=rgb24", &inputs, &outputs, nil), "parse \(graphText)")
+        try check(avfilter_graph_config(graph, nil), "avfilter_graph_config")
+
+        var frame = av_frame_alloc()
+        defer { av_frame_free(&frame) }
+        frame!.pointee.width = Int32(image.width)
+        frame!.pointee.height = Int32(image.height)
+        frame!.pointee.format = AV_PIX_FMT_RGB24.rawValue
+        frame!.pointee.pts = 0
+        try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer")
+        copy(rows: image.height, bytes: 3 * image.width,
+             from: UnsafePointer(image.baseAddress), image.bytesPerRow,
+             to: lf_frame_data(frame, 0), Int(lf_frame_linesize(frame, 0)))
+        try check(av_buffersrc_add_frame(source, frame), "av_buffersrc_add_frame")
+        try check(av_buffersrc_add_frame(source, nil), "av_buffersrc_add_frame(EOF)")
+        var output = av_frame_alloc()
+        defer { av_frame_free(&output) }
+        try check(av_buffersink_get_frame(sink, output), "av_buffersink_get_frame")
+        let result = RGBImage(width: Int(output!.pointee.width), height: Int(output!.pointee.height))
+        copy(rows: result.height, bytes: 3 * result.width,
+             from: lf_frame_data(output, 0), Int(lf_frame_linesize(output, 0)),
+             to: result.baseAddress, result.bytesPerRow)
+        return result
+    }
+
+    /// libswscale rgb24 → rgb24 with `flags` (e.g. SWS_BICUBIC) and full-resolution chroma, so
+    /// its internal YUV step does not halve the colour resolution.
+    static func libswscale(_ image: RGBImage, to size: FrameSize, flags: Int32) throws -> RGBImage {
+        let allFlags = flags | Int32(SWS_FULL_CHR_H_INT) | Int32(SWS_FULL_CHR_H_INP) | Int32(SWS_ACCURATE_RND)
+        guard let context = sws_getContext(Int32(image.width), Int32(image.height), AV_PIX_FMT_RGB24,
+                                           Int32(size.width), Int32(size.height), AV_PIX_FMT_RGB24,
+                                           allFlags, nil, nil, nil) else {
+            throw Failure(description: "sws_getContext")
+        }
+        defer { sws_freeContext(context) }
+        let result = RGBImage(size: size)
+        let rows = lf_sws_scale_packed(context, image.baseAddress, Int32(image.bytesPerRow), Int32(image.height),
+                                       result.baseAddress, Int32(result.bytesPerRow))
+        guard rows == Int32(size.height) else { throw Failure(description: "sws_scale returned \(rows)") }
+        return result
+    }
+
+    private static func copy(rows: Int, bytes: Int, from source: UnsafePointer<UInt8>, _ sourceStride: Int,
+                             to destination: UnsafeMutablePointer<UInt8>, _ destinationStride: Int) {
+        for y in 0..<rows {
+            (destination + y * destinationStride).update(from: source + y * sourceStride, count: bytes)
+        }
+    }
+
+    /// Exact separable Gaussian in double precision, clamp-to-edge, radius ⌈5σ⌉, normalised.
+    static func gaussianBlur(_ image: RGBImage, sigma: Double) -> RGBImage {
+        let w = image.width, h = image.height
+        let radius = Int((5 * sigma).rounded(.up))
+        var kernel = (0...radius).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
+        let total = kernel[0] + 2 * kernel.dropFirst().reduce(0, +)
+        kernel = kernel.map { $0 / total }
+        let k = kernel
+        let middle = UnsafeMutableBufferPointer<Double>.allocate(capacity: w * h * 3)
+        defer { middle.deallocate() }
+        nonisolated(unsafe) let m = middle.baseAddress!
+        DispatchQueue.concurrentPerform(iterations: h) { y in
+            let row = image.row(y)
+            for x in 0..<w {
+                for c in 0..<3 {
+                    var sum = k[0] * Double(row[3 * x + c])
+                    for j in 1...radius {
+                        sum += k[j] * (Double(row[3 * max(x - j, 0) + c]) + Double(row[3 * min(x + j, w - 1) + c]))
+                    }
+                    m[(y * w + x) * 3 + c] = sum
+                }
+            }
+        }
+        let result = RGBImage(width: w, height: h)
+        DispatchQueue.concurrentPerform(iterations: h) { y in
+            let out = result.row(y)
+            for i in 0..<(3 * w) {
+                var sum = k[0] * m[y * w * 3 + i]
+                for j in 1...radius {
+                    sum += k[j] * (m[max(y - j, 0) * w * 3 + i] + m[min(y + j, h - 1) * w * 3 + i])
+                }
+                out[i] = UInt8(min(max(sum.rounded(), 0), 255))
+            }
+        }
+        return result
+    }
+}
+
+/// Peak signal-to-noise ratio in dB between two equally sized images (infinity when identical).
+func psnr(_ a: RGBImage, _ b: RGBImage) -> Double {
+    precondition(a.size == b.size)
+    var squared = 0.0
+    for y in 0..<a.height {
+        let p = a.row(y), q = b.row(y)
+        for i in 0..<(3 * a.width) {
+            let d = Double(p[i]) - Double(q[i])
+            squared += d * d
+        }
+    }
+    if squared == 0 { return .infinity }
+    let mse = squared / Double(3 * a.width * a.height)
+    return 10 * log10(255 * 255 / mse)
+}
+
+func render(_ filter: any Filter, _ image: RGBImage) throws -> RGBImage {
+    let renderer = try filter.makeRenderer(for: image.size)
+    let output = RGBImage(size: renderer.outputSize)
+    renderer.render(image, into: output)
+    return output
+}
+
+/// Natural test images are expensive at 1080p: make each size once.
+enum Images {
+    private static let cache = Cache()
+    static func natural(_ width: Int, _ height: Int, seed: UInt64 = 1) -> RGBImage {
+        cache.image(width, height, seed)
+    }
+
+    private final class Cache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var images: [String: RGBImage] = [:]
+        func image(_ w: Int, _ h: Int, _ seed: UInt64) -> RGBImage {
+            lock.lock(); defer { lock.unlock() }
+            let key = "\(w)x\(h)#\(seed)"
+            if let image = images[key] { return image }
+            let image = SyntheticImage.natural(width: w, height: h, seed: seed)
+            images[key] = image
+            return image
+        }
+    }
+}
