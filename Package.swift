@@ -35,6 +35,6 @@ let package = Package(
         ]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),
     ]
 )
