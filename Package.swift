@@ -19,8 +19,10 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
                               "libswresample-dev", "libavutil-dev", "libx264-dev", "pkg-config"])]
         ),
+        // FFmpeg's log callback needs C (va_list) and a little static state.
+        .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "Filters"]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CFFmpegLog", "Filters"]),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CFFmpegLog
 
 /// A failed FFmpeg call: which operation, FFmpeg's code and its text for it.
 public struct FFmpegError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -40,4 +41,18 @@ func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(FFmpegE
 public enum FFmpegLog {
     public enum Level: Int32, Sendable { case quiet = -8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48 }
     public static func setLevel(_ level: Level) { lf_log_quiet(level.rawValue) }
+
+    /// Keeps FFmpeg quiet except for network and playlist warnings, which are captured for
+    /// `drainCapturedWarnings()`; with `verbose`, FFmpeg's own warnings are printed too.
+    public static func captureNetworkWarnings(verbose: Bool) { lf_log_capture(verbose ? 1 : 0) }
+
+    /// Captured warnings since the last call, oldest first.
+    public static func drainCapturedWarnings() -> [String] {
+        var lines: [String] = []
+        var buffer = [CChar](repeating: 0, count: 320)
+        while lf_log_next(&buffer, Int32(buffer.count)) != 0 {
+            lines.append(String(cString: buffer))
+        }
+        return lines
+    }
 }

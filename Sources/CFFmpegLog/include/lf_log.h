@@ -1,0 +1,12 @@
+// Captures FFmpeg's network and playlist warnings (a 404 segment, a refused protocol) so the
+// CLI can report each as one line, while everything else stays quiet. Provides no stable API.
+#ifndef LIVEFILTER_LOG_H
+#define LIVEFILTER_LOG_H
+
+/** Installs the capturing log callback; `verbose` also prints FFmpeg's warnings as usual. */
+void lf_log_capture(int verbose);
+
+/** Copies the oldest captured message into out; returns 0 when there is none. */
+int lf_log_next(char *out, int size);
+
+#endif
