@@ -5,7 +5,7 @@ let package = Package(
     name: "livefilter",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "LiveFilter", targets: ["Pipeline", "Filters", "MediaIO"]),
+        .library(name: "LiveFilter", targets: ["Pipeline", "Filters", "MediaIO", "HLS"]),
         .executable(name: "livefilter", targets: ["livefilter"]),
     ],
     dependencies: [
@@ -20,17 +20,20 @@ let package = Package(
                               "libswresample-dev", "libavutil-dev", "libx264-dev", "pkg-config"])]
         ),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "Filters"]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "Filters", "HLS"]),
+        // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
+        .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: ["MediaIO", "Filters"]),
         .executableTarget(name: "livefilter", dependencies: [
-            "Pipeline", "Filters", "MediaIO",
+            "Pipeline", "Filters", "MediaIO", "HLS",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline", "Filters", "MediaIO"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO"]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),
     ]
 )
