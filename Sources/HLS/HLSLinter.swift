@@ -89,6 +89,7 @@ public struct HLSLinter: Sendable {
         "independent-segments-missing": "livefilter outputs carry EXT-X-INDEPENDENT-SEGMENTS",
         "program-date-time-missing": "livefilter event and live playlists date every segment",
         "stream-inf-incomplete": "livefilter variants state CODECS, RESOLUTION, FRAME-RATE and AVERAGE-BANDWIDTH",
+        "uri-unreachable": "a playlist the master references cannot be read (reported by `livefilter lint`)",
     ]
 
     public var profile: Profile
