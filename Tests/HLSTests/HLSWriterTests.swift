@@ -160,7 +160,10 @@ struct HLSWriterTests {
             try FileManager.default.createDirectory(atPath: folder.path + "/" + type.rawValue, withIntermediateDirectories: true)
             let writer = try HLSWriter(playlistPath: folder.path + "/\(type.rawValue)/index.m3u8",
                                        options: HLSOutputOptions(segmentDuration: Self.hlsTime, segmentType: type), overwrite: false)
-            try SyntheticStream.write(into: writer, seconds: Self.seconds, profile: profile)
+            // ultrafast turns CABAC and 8x8 transforms off, which makes x264 write Constrained Baseline
+            // even when High is allowed; veryfast really uses High.
+            try SyntheticStream.write(into: writer, seconds: Self.seconds, profile: profile,
+                                      preset: profile == .high ? .veryfast : .ultrafast)
             renditions.append(writer.rendition(uri: "\(type.rawValue)/index.m3u8"))
         }
         let masterPath = folder.path + "/master.m3u8"
@@ -201,6 +204,7 @@ struct HLSWriterTests {
             #expect(avc.profile == profileIDC, "\(codecs[0]) vs ffprobe \(probed)")
             #expect(avc.level == Int(probed.last ?? ""), "\(codecs[0]) vs ffprobe \(probed)")
             if profile == .baseline { #expect(avc.constraints & 0x40 != 0, "Constrained Baseline sets constraint_set1") }
+            #expect(avc.profile == (profile == .baseline ? 66 : 100), "\(codecs[0]) for --profile \(profile)")
         }
         // The master plays through ffmpeg's HLS demuxer.
         let frames = try Tools.probe(["-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", masterPath])

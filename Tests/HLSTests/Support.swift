@@ -49,7 +49,11 @@ struct ScratchFolder {
         path = NSTemporaryDirectory() + "livefilter-hls-\(name)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
+    /// Removes the folder, unless HLS_TESTS_KEEP is set (to inspect what the writer made).
+    func remove() {
+        if ProcessInfo.processInfo.environment["HLS_TESTS_KEEP"] != nil { return }
+        try? FileManager.default.removeItem(atPath: path)
+    }
     func files() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted() }
 }
 
@@ -76,12 +80,12 @@ enum SyntheticStream {
     /// Writes `seconds` of video (and audio unless `audio` is false) into `writer`, calling `observe`
     /// after every packet. Keyframes are forced every `writer.options.segmentDuration` seconds.
     static func write(into writer: HLSWriter, seconds: Double, audio: Bool = true, profile: H264Profile? = nil,
-                      observe: () -> Void = {}) throws {
+                      preset: EncoderSpeedPreset = .ultrafast, observe: () -> Void = {}) throws {
         FFmpegLog.setLevel(.error)
         let frames = Int(seconds * Double(frameRate))
         let keyEvery = Int((writer.options.segmentDuration * Double(frameRate)).rounded())
         var settings = VideoEncoderSettings()
-        settings.speedPreset = .ultrafast
+        settings.speedPreset = preset
         settings.keyframeInterval = .frames(keyEvery)
         settings.fixedKeyframeCadence = true
         settings.profile = profile
