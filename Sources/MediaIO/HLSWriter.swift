@@ -228,7 +228,8 @@ public final class HLSWriter: PacketSink {
             guard !bytes.isEmpty else { throw .processing(FFmpegError(code: lf_averror(EIO), operation: "writing the fMP4 init segment")) }
             try AtomicFile.write(bytes, to: folder + "/" + initSegmentName)
         }
-        if options.playlistType != .vod { try publishPlaylist() }
+        // The first playlist appears with the first segment: an empty one would be version 1 and then
+        // jump to 3, and players treat a missing playlist and an empty live one alike (retry).
     }
 
     public func write(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
