@@ -22,7 +22,9 @@ let package = Package(
         // FFmpeg's log callback needs C (va_list) and a little static state.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CFFmpegLog", "Filters"]),
+        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CFFmpegLog", "Filters", "HLS"]),
+        // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
+        .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
@@ -30,13 +32,14 @@ let package = Package(
         // A small HTTP/1.1 server (POSIX sockets): `livefilter serve` and the HLS test servers.
         .target(name: "HTTPServer"),
         // One import for library users: re-exports Filters, MediaIO and Pipeline.
-        .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO"]),
+        .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO", "HLS"]),
         .executableTarget(name: "livefilter", dependencies: [
-            "Pipeline", "Filters", "MediaIO", "HTTPServer",
+            "Pipeline", "Filters", "MediaIO", "HLS", "HTTPServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),
     ]
 )

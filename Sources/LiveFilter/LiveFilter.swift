@@ -2,3 +2,4 @@
 @_exported import Filters
 @_exported import MediaIO
 @_exported import Pipeline
+@_exported import HLS

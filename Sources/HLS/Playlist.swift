@@ -1,0 +1,265 @@
+import Foundation
+
+/// EXT-X-PLAYLIST-TYPE (RFC 8216 §4.3.3.5). A live playlist has no type tag.
+public enum PlaylistType: String, Sendable, Equatable, CaseIterable {
+    case vod = "VOD"
+    case event = "EVENT"
+}
+
+/// EXT-X-BYTERANGE / the BYTERANGE attribute of EXT-X-MAP: `length[@offset]`.
+public struct ByteRange: Sendable, Equatable, CustomStringConvertible {
+    public var length: Int
+    public var offset: Int?
+
+    public init(length: Int, offset: Int? = nil) {
+        self.length = length
+        self.offset = offset
+    }
+
+    public init?(parsing text: some StringProtocol) {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let n = Int(parts[0]), n >= 0 else { return nil }
+        length = n
+        if parts.count == 2 {
+            guard let o = Int(parts[1]), o >= 0 else { return nil }
+            offset = o
+        }
+    }
+
+    public var description: String { offset.map { "\(length)@\($0)" } ?? "\(length)" }
+}
+
+/// EXT-X-MAP: where the Media Initialization Section (fMP4 `ftyp`+`moov`) is.
+public struct MediaInitializationSection: Sendable, Equatable {
+    public var uri: String
+    public var byteRange: ByteRange?
+
+    public init(uri: String, byteRange: ByteRange? = nil) {
+        self.uri = uri
+        self.byteRange = byteRange
+    }
+}
+
+/// One media segment: its EXTINF duration and URI plus the tags that apply to it alone.
+public struct MediaSegment: Sendable, Equatable {
+    public var duration: Double
+    public var title: String
+    public var uri: String
+    public var programDateTime: Date?
+    public var discontinuity: Bool
+    public var byteRange: ByteRange?
+    /// Line of the EXTINF tag in the parsed text (0 when built in code).
+    public var line: Int
+
+    public init(duration: Double, uri: String, title: String = "", programDateTime: Date? = nil,
+                discontinuity: Bool = false, byteRange: ByteRange? = nil, line: Int = 0) {
+        self.duration = duration
+        self.uri = uri
+        self.title = title
+        self.programDateTime = programDateTime
+        self.discontinuity = discontinuity
+        self.byteRange = byteRange
+        self.line = line
+    }
+}
+
+/// A Media Playlist (RFC 8216 §4.3.3): the segments of one rendition.
+public struct MediaPlaylist: Sendable, Equatable {
+    /// EXT-X-VERSION; nil when the tag is absent (which means version 1).
+    public var version: Int?
+    public var targetDuration: Int
+    public var mediaSequence: Int
+    public var discontinuitySequence: Int
+    public var playlistType: PlaylistType?
+    public var independentSegments: Bool
+    public var iFramesOnly: Bool
+    public var map: MediaInitializationSection?
+    public var segments: [MediaSegment]
+    public var endList: Bool
+
+    public init(version: Int? = nil, targetDuration: Int, mediaSequence: Int = 0, discontinuitySequence: Int = 0,
+                playlistType: PlaylistType? = nil, independentSegments: Bool = false, iFramesOnly: Bool = false,
+                map: MediaInitializationSection? = nil, segments: [MediaSegment] = [], endList: Bool = false) {
+        self.version = version
+        self.targetDuration = targetDuration
+        self.mediaSequence = mediaSequence
+        self.discontinuitySequence = discontinuitySequence
+        self.playlistType = playlistType
+        self.independentSegments = independentSegments
+        self.iFramesOnly = iFramesOnly
+        self.map = map
+        self.segments = segments
+        self.endList = endList
+    }
+
+    /// The lowest EXT-X-VERSION the features in use need (RFC 8216 §7) when durations are written
+    /// with `durationDecimals` decimals (any decimal point needs version 3).
+    public func minimumVersion(durationDecimals: Int = 3) -> Int {
+        var v = 1
+        let decimalText = durationDecimals > 0 && !segments.isEmpty
+        if decimalText || segments.contains(where: { !HLSNumber.isIntegral($0.duration) }) { v = max(v, 3) }
+        if iFramesOnly || segments.contains(where: { $0.byteRange != nil }) { v = max(v, 4) }
+        if map != nil { v = max(v, iFramesOnly ? 5 : 6) }
+        return v
+    }
+
+    /// Sum of the EXTINF durations.
+    public var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
+
+    /// The playlist text. `EXT-X-VERSION` is `version` or, when nil, `minimumVersion(durationDecimals:)`;
+    /// durations get `durationDecimals` decimals (3 keeps a frame exact at common rates).
+    public func render(durationDecimals: Int = 3) -> String {
+        var out = "#EXTM3U\n"
+        out += "#EXT-X-VERSION:\(version ?? minimumVersion(durationDecimals: durationDecimals))\n"
+        out += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
+        out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
+        if discontinuitySequence != 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
+        if let playlistType { out += "#EXT-X-PLAYLIST-TYPE:\(playlistType.rawValue)\n" }
+        if independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
+        if iFramesOnly { out += "#EXT-X-I-FRAMES-ONLY\n" }
+        if let map {
+            out += "#EXT-X-MAP:URI=\"\(map.uri)\""
+            if let range = map.byteRange { out += ",BYTERANGE=\"\(range)\"" }
+            out += "\n"
+        }
+        for segment in segments {
+            if segment.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
+            if let date = segment.programDateTime {
+                out += "#EXT-X-PROGRAM-DATE-TIME:\(HLSDate.format(date))\n"
+            }
+            out += "#EXTINF:\(HLSNumber.decimal(segment.duration, places: durationDecimals)),\(segment.title)\n"
+            if let range = segment.byteRange { out += "#EXT-X-BYTERANGE:\(range)\n" }
+            out += segment.uri + "\n"
+        }
+        if endList { out += "#EXT-X-ENDLIST\n" }
+        return out
+    }
+}
+
+/// RESOLUTION=WxH.
+public struct Resolution: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// Parses the decimal-resolution form `1280x720` (nothing else).
+    public init?(parsing text: some StringProtocol) {
+        let parts = text.split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
+              let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        width = w
+        height = h
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// One EXT-X-STREAM-INF and its URI line.
+public struct VariantStream: Sendable, Equatable {
+    /// Peak segment bit rate, bits per second.
+    public var bandwidth: Int
+    public var averageBandwidth: Int?
+    public var resolution: Resolution?
+    public var frameRate: Double?
+    public var codecs: String?
+    public var uri: String
+    /// Line of the EXT-X-STREAM-INF tag in the parsed text (0 when built in code).
+    public var line: Int
+
+    public init(bandwidth: Int, averageBandwidth: Int? = nil, resolution: Resolution? = nil, frameRate: Double? = nil,
+                codecs: String? = nil, uri: String, line: Int = 0) {
+        self.bandwidth = bandwidth
+        self.averageBandwidth = averageBandwidth
+        self.resolution = resolution
+        self.frameRate = frameRate
+        self.codecs = codecs
+        self.uri = uri
+        self.line = line
+    }
+}
+
+/// A Master Playlist (RFC 8216 §4.3.4): the variants of one presentation.
+public struct MasterPlaylist: Sendable, Equatable {
+    public var version: Int?
+    public var independentSegments: Bool
+    public var variants: [VariantStream]
+
+    public init(version: Int? = nil, independentSegments: Bool = false, variants: [VariantStream] = []) {
+        self.version = version
+        self.independentSegments = independentSegments
+        self.variants = variants
+    }
+
+    /// The playlist text. Variants are written in the given order (players pick the first to start).
+    public func render() -> String {
+        var out = "#EXTM3U\n"
+        if let version { out += "#EXT-X-VERSION:\(version)\n" }
+        if independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
+        for v in variants {
+            var attributes = ["BANDWIDTH=\(v.bandwidth)"]
+            if let average = v.averageBandwidth { attributes.append("AVERAGE-BANDWIDTH=\(average)") }
+            if let resolution = v.resolution { attributes.append("RESOLUTION=\(resolution)") }
+            if let rate = v.frameRate { attributes.append("FRAME-RATE=\(HLSNumber.decimal(rate, places: 3))") }
+            if let codecs = v.codecs { attributes.append("CODECS=\"\(codecs)\"") }
+            out += "#EXT-X-STREAM-INF:" + attributes.joined(separator: ",") + "\n"
+            out += v.uri + "\n"
+        }
+        return out
+    }
+}
+
+/// A parsed playlist of either kind.
+public enum Playlist: Sendable, Equatable {
+    case media(MediaPlaylist)
+    case master(MasterPlaylist)
+}
+
+/// Locale-free number formatting for playlists.
+public enum HLSNumber {
+    /// `value` with exactly `places` decimals, rounded half away from zero ("2.002", "4.000").
+    public static func decimal(_ value: Double, places: Int) -> String {
+        precondition(places >= 0 && places <= 9, "decimal places out of range")
+        guard value.isFinite else { return "0" }
+        var scale: Int64 = 1
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int64((abs(value) * Double(scale)).rounded())
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        let whole = scaled / scale
+        guard places > 0 else { return "\(sign)\(whole)" }
+        var fraction = String(scaled % scale)
+        fraction = String(repeating: "0", count: places - fraction.count) + fraction
+        return "\(sign)\(whole).\(fraction)"
+    }
+
+    static func isIntegral(_ value: Double) -> Bool { value.rounded() == value }
+}
+
+/// EXT-X-PROGRAM-DATE-TIME values: ISO 8601 with milliseconds and a zone.
+public enum HLSDate {
+    /// `2024-05-01T12:00:00.250Z`.
+    public static func format(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        f.timeZone = TimeZone(secondsFromGMT: 0)
+        return f.string(from: date)
+    }
+
+    /// Parses an ISO 8601 date-time with a zone (`Z` or `±hh:mm`), with or without fractional seconds.
+    public static func parse(_ text: some StringProtocol) -> Date? {
+        let s = String(text)
+        guard s.contains("T") else { return nil }
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = f.date(from: s) { return d }
+        f.formatOptions = [.withInternetDateTime]
+        return f.date(from: s)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

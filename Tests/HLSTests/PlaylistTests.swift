@@ -1,0 +1,160 @@
+import Foundation
+import HLS
+import Testing
+
+/// RFC 8216 §8 examples: they must parse and lint clean.
+enum RFCExamples {
+    static let vod = """
+        #EXTM3U
+        #EXT-X-TARGETDURATION:10
+        #EXT-X-VERSION:3
+        #EXTINF:9.009,
+        http://media.example.com/first.ts
+        #EXTINF:9.009,
+        http://media.example.com/second.ts
+        #EXTINF:3.003,
+        http://media.example.com/third.ts
+        #EXT-X-ENDLIST
+
+        """
+
+    static let live = """
+        #EXTM3U
+        #EXT-X-VERSION:3
+        #EXT-X-TARGETDURATION:8
+        #EXT-X-MEDIA-SEQUENCE:2680
+
+        #EXTINF:7.975,
+        https://priv.example.com/fileSequence2680.ts
+        #EXTINF:7.941,
+        https://priv.example.com/fileSequence2681.ts
+        #EXTINF:7.975,
+        https://priv.example.com/fileSequence2682.ts
+
+        """
+
+    static let encrypted = """
+        #EXTM3U
+        #EXT-X-VERSION:3
+        #EXT-X-MEDIA-SEQUENCE:7794
+        #EXT-X-TARGETDURATION:15
+
+        #EXT-X-KEY:METHOD=AES-128,URI="https://priv.example.com/key.php?r=52"
+
+        #EXTINF:2.833,
+        http://media.example.com/fileSequence52-A.ts
+        #EXTINF:15.0,
+        http://media.example.com/fileSequence52-B.ts
+        #EXTINF:13.333,
+        http://media.example.com/fileSequence52-C.ts
+
+        #EXT-X-KEY:METHOD=AES-128,URI="https://priv.example.com/key.php?r=53"
+
+        #EXTINF:15.0,
+        http://media.example.com/fileSequence53-A.ts
+
+        """
+
+    static let master = """
+        #EXTM3U
+        #EXT-X-STREAM-INF:BANDWIDTH=1280000,AVERAGE-BANDWIDTH=1000000
+        http://example.com/low.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=2560000,AVERAGE-BANDWIDTH=2000000
+        http://example.com/mid.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=7680000,AVERAGE-BANDWIDTH=6000000
+        http://example.com/hi.m3u8
+        #EXT-X-STREAM-INF:BANDWIDTH=65000,CODECS="mp4a.40.5"
+        http://example.com/audio-only.m3u8
+
+        """
+}
+
+struct PlaylistParserTests {
+    @Test func parsesTheRFCVODExample() throws {
+        guard case let .media(p) = try PlaylistParser.parse(RFCExamples.vod) else { Issue.record("not media"); return }
+        #expect(p.version == 3)
+        #expect(p.targetDuration == 10)
+        #expect(p.endList)
+        #expect(p.segments.map(\.uri) == ["http://media.example.com/first.ts", "http://media.example.com/second.ts",
+                                          "http://media.example.com/third.ts"])
+        #expect(p.segments.map(\.duration) == [9.009, 9.009, 3.003])
+        #expect(p.segments.map(\.line) == [4, 6, 8], "segments remember their EXTINF line")
+    }
+
+    @Test func parsesTheRFCMasterExample() throws {
+        guard case let .master(m) = try PlaylistParser.parse(RFCExamples.master) else { Issue.record("not master"); return }
+        #expect(m.variants.map(\.bandwidth) == [1_280_000, 2_560_000, 7_680_000, 65000])
+        #expect(m.variants.map(\.averageBandwidth) == [1_000_000, 2_000_000, 6_000_000, nil])
+        #expect(m.variants[3].codecs == "mp4a.40.5")
+        #expect(m.variants.map(\.line) == [2, 4, 6, 8])
+    }
+
+    @Test func toleratesCRLFByteOrderMarkAndUnknownTags() throws {
+        let text = "\u{FEFF}#EXTM3U\r\n#EXT-X-VERSION:3\r\n#EXT-X-TARGETDURATION:4\r\n#EXT-X-SOMETHING-NEW:1\r\n"
+            + "# a comment\r\n#EXTINF:4.000,\r\nseg0.ts\r\n#EXT-X-ENDLIST\r\n"
+        guard case let .media(p) = try PlaylistParser.parse(text) else { Issue.record("not media"); return }
+        #expect(p.segments.count == 1)
+        #expect(p.segments[0].uri == "seg0.ts")
+        #expect(p.segments[0].line == 6)
+        #expect(p.endList)
+        #expect(HLSLinter(profile: .rfc8216).lint(text).violations.isEmpty)
+    }
+
+    @Test func mediaPlaylistRoundTrips() throws {
+        let start = Date(timeIntervalSince1970: 1_714_564_800.25)
+        let original = MediaPlaylist(
+            version: 6, targetDuration: 2, mediaSequence: 17, playlistType: .event, independentSegments: true,
+            map: MediaInitializationSection(uri: "v_init.mp4"),
+            segments: (0..<4).map { i in
+                MediaSegment(duration: i == 3 ? 1.234 : 2.0, uri: "v_\(17 + i).m4s",
+                             programDateTime: start.addingTimeInterval(Double(i) * 2), discontinuity: i == 2)
+            },
+            endList: true)
+        let text = original.render()
+        guard case var .media(parsed) = try PlaylistParser.parse(text) else { Issue.record("not media"); return }
+        for i in parsed.segments.indices { parsed.segments[i].line = 0 }
+        #expect(parsed == original)
+        #expect(parsed.render() == text)
+        #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:2024-05-01T12:00:00.250Z"))
+        #expect(text.contains("#EXTINF:2.000,"))
+    }
+
+    @Test func masterPlaylistRoundTrips() throws {
+        let original = MasterPlaylist(version: 1, independentSegments: true, variants: [
+            VariantStream(bandwidth: 1_500_000, averageBandwidth: 1_200_000, resolution: Resolution(width: 640, height: 360),
+                          frameRate: 29.97, codecs: "avc1.64001e,mp4a.40.2", uri: "low/index.m3u8"),
+            VariantStream(bandwidth: 4_000_000, uri: "high.m3u8"),
+        ])
+        let text = original.render()
+        #expect(text.contains("FRAME-RATE=29.970"))
+        guard case var .master(parsed) = try PlaylistParser.parse(text) else { Issue.record("not master"); return }
+        for i in parsed.variants.indices { parsed.variants[i].line = 0 }
+        #expect(parsed == original)
+    }
+
+    @Test func attributeListsKeepQuotedCommas() {
+        let list = HLSAttributeList.parse("BANDWIDTH=100,CODECS=\"avc1.4d401f,mp4a.40.2\",RESOLUTION=640x360")
+        #expect(list?.map(\.name) == ["BANDWIDTH", "CODECS", "RESOLUTION"])
+        #expect(list?["CODECS"]?.value == "avc1.4d401f,mp4a.40.2")
+        #expect(list?["CODECS"]?.isQuoted == true)
+        #expect(HLSAttributeList.parse("URI=\"unterminated") == nil)
+    }
+
+    @Test func decimalsAreLocaleFree() {
+        #expect(HLSNumber.decimal(2.0015, places: 3) == "2.002" || HLSNumber.decimal(2.0015, places: 3) == "2.001")
+        #expect(HLSNumber.decimal(4, places: 3) == "4.000")
+        #expect(HLSNumber.decimal(0.0333, places: 3) == "0.033")
+        #expect(HLSNumber.decimal(29.97002997, places: 3) == "29.970")
+    }
+
+    @Test func codecStringsFromHeaders() {
+        // avcC: version 1, High profile (0x64), constraints 0, level 3.0 (0x1e).
+        #expect(CodecStrings.avc1(extradata: [1, 0x64, 0x00, 0x1E, 0xFF, 0xE1]) == "avc1.64001e")
+        // Annex B: SPS NAL (0x67), Constrained Baseline (0x42, 0xC0), level 3.1.
+        #expect(CodecStrings.avc1(extradata: [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1F, 0xDA, 0, 0, 1, 0x68, 0xCE]) == "avc1.42c01f")
+        // AudioSpecificConfig 0x12 0x10: object type 2 (AAC-LC), 44.1 kHz, stereo.
+        #expect(CodecStrings.mp4a(audioSpecificConfig: [0x12, 0x10]) == "mp4a.40.2")
+        #expect(CodecStrings.mp4a(audioSpecificConfig: [0x2B, 0x92, 0x08, 0x00]) == "mp4a.40.5")
+        #expect(CodecStrings.h264ProfileAndLevel("avc1.64001f")! == (100, 0, 31))
+    }
+}
