@@ -28,7 +28,7 @@ let package = Package(
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
-        .target(name: "Pipeline", dependencies: ["MediaIO", "Filters"]),
+        .target(name: "Pipeline", dependencies: ["MediaIO", "Filters", "HLS"]),
         // A small HTTP/1.1 server (POSIX sockets): `livefilter serve` and the HLS test servers.
         .target(name: "HTTPServer"),
         // One import for library users: re-exports Filters, MediaIO and Pipeline.

@@ -3,7 +3,7 @@ import Foundation
 
 /// Output containers livefilter writes, chosen by the output path.
 public enum OutputContainer: String, Sendable, CaseIterable {
-    case mp4, mov, mkv, ts, pngSequence = "png"
+    case mp4, mov, mkv, ts, pngSequence = "png", hls = "m3u8"
 
     /// The container for a path: by extension, or a PNG sequence for a `%d`-style pattern ending in .png.
     public init?(path: String) {
@@ -18,6 +18,7 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         case "mov": self = .mov
         case "mkv": self = .mkv
         case "ts": self = .ts
+        case "m3u8": self = .hls
         default: return nil
         }
     }
@@ -29,6 +30,7 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         case .mkv: "matroska"
         case .ts: "mpegts"
         case .pngSequence: "image2"
+        case .hls: "hls"
         }
     }
 

@@ -33,6 +33,14 @@ public struct JobConfiguration: Sendable {
     public var realtime = false
     /// On a live input, skip ahead (dropping frames) when the output falls this far behind the live edge.
     public var maxLatency: Duration = .seconds(10)
+    /// HLS output settings (for a `.m3u8` output).
+    public var hls = HLSOutputOptions()
+    /// The playlist type asked for; nil lets the input decide (live in, live out; else VOD).
+    public var hlsPlaylistType: HLSPlaylistKind? {
+        didSet { if let t = hlsPlaylistType { hls.playlistType = t } }
+    }
+    /// An HLS ladder: one media playlist per rendition plus a master at the output path.
+    public var renditions: [Rendition] = []
     /// Stop after this many seconds of input (the output is finished normally).
     public var maxDuration: Double?
     /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).
@@ -127,6 +135,10 @@ public struct JobSummary: Sendable {
     /// The variant read from a master playlist.
     public var variant: VariantInfo?
     public var inputWasLive = false
+    /// Every playlist written (HLS), master first.
+    public var outputs: [String] = []
+    /// Non-fatal problems: late keyframes, lint findings on our own output.
+    public var warnings: [String] = []
     /// Stopped at `maxDuration`.
     public var truncated = false
     /// Stopped and told not to keep anything (the output was removed).
@@ -158,4 +170,33 @@ public enum JobError: Error, CustomStringConvertible, Sendable {
         case .cancelled: "run the job again"
         }
     }
+}
+
+/// One rung of an HLS ladder: a box the picture fits in, and an average bitrate.
+public struct Rendition: Sendable, Equatable, CustomStringConvertible {
+    public var size: FrameSize
+    public var bitRate: Int?
+
+    public init(size: FrameSize, bitRate: Int?) {
+        self.size = size
+        self.bitRate = bitRate
+    }
+
+    /// Parses "1280x720@2800k" (bitrate optional: "640x360").
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "@", maxSplits: 1)
+        let dims = parts[0].split(separator: "x")
+        guard dims.count == 2, let w = Int(dims[0]), let h = Int(dims[1]), w >= 16, h >= 16, w <= 8192, h <= 8192 else { return nil }
+        size = FrameSize(width: w, height: h)
+        bitRate = nil
+        if parts.count == 2 {
+            var digits = Substring(parts[1])
+            var multiplier = 1.0
+            if digits.hasSuffix("k") { multiplier = 1e3; digits = digits.dropLast() } else if digits.hasSuffix("m") { multiplier = 1e6; digits = digits.dropLast() }
+            guard let v = Double(digits), v > 0 else { return nil }
+            bitRate = Int(v * multiplier)
+        }
+    }
+
+    public var description: String { "\(size)" + (bitRate.map { "@\($0 / 1000)k" } ?? "") }
 }

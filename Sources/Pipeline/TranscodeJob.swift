@@ -1,6 +1,7 @@
 import Dispatch
 import Filters
 import Foundation
+import HLS
 import MediaIO
 
 /// One run: decode the input, take frames on the output clock, filter them in RGB, encode, mux.
@@ -92,7 +93,24 @@ public final class TranscodeJob {
 
     /// Whether output runs on the tick clock (constant rate), rather than keeping timestamps.
     public var usesTickClock: Bool {
-        configuration.frameRate != nil || configuration.realtime || demuxer.isLive
+        configuration.frameRate != nil || configuration.realtime || demuxer.isLive || container == .hls
+    }
+
+    /// HLS options with the playlist type settled: live for a live input, VOD otherwise, unless set.
+    public var hlsOptions: HLSOutputOptions {
+        var options = configuration.hls
+        if configuration.hlsPlaylistType == nil { options.playlistType = demuxer.isLive ? .live : .vod }
+        return options
+    }
+
+    /// The encoded outputs: one per rendition, or the chain's (even) size.
+    public var renditions: [(size: FrameSize, bitRate: Int?)] {
+        if configuration.renditions.isEmpty { return [(encodeSize, nil)] }
+        return configuration.renditions.map { r in
+            // Fit the rendition's box with the chain's aspect, on even sizes.
+            let fitted = aspectFit(chainOutputSize, in: r.size)
+            return (FrameSize(width: max(2, fitted.width & ~1), height: max(2, fitted.height & ~1)), r.bitRate)
+        }
     }
 }
 
@@ -131,8 +149,9 @@ private final class TranscodeRun {
     let input: MediaInput
     let audio: AudioStage?
     let filter: FrameFilter?
-    let branch: VideoBranch
-    let sink: any PacketSink
+    let branches: [VideoBranch]
+    let sinks: [any PacketSink]
+    var hlsWriters: [(writer: HLSWriter, uri: String)] = []
     let output: AtomicOutput?
     let sequence: AtomicImageSequence?
     let constantRate: Bool
@@ -156,47 +175,113 @@ private final class TranscodeRun {
                              appliedRotation: job.appliedRotation,
                              videoPath: passthrough ? .passthrough : .rgbChain, audioPath: .none)
 
-        // Output path checks come before any file is created.
-        let muxer: Muxer
-        if isPNG {
-            let sequence = try AtomicImageSequence(pattern: config.output, overwrite: config.overwrite)
-            try sequence.create()
-            muxer = try Muxer(path: sequence.temporaryPattern, container: job.container)
-            self.sequence = sequence
-            output = nil
-        } else {
-            let output = try AtomicOutput(path: config.output, overwrite: config.overwrite, temporaryExtension: job.container.rawValue)
-            muxer = try Muxer(path: output.temporaryPath, container: job.container)
-            muxer.displayPath = config.output
-            self.output = output
-            sequence = nil
-        }
-        if job.container == .mp4 || job.container == .mov { muxer.headerOptions = [("movflags", "+faststart")] }
-        sink = muxer
-
         let constantRate = job.usesTickClock
         self.constantRate = constantRate
         let timeBase = constantRate ? job.outputRate.inverse : video.timeBase
         let color = Self.outputColor(for: video)
-        let encoder = isPNG
-            ? try Encoder.png(size: job.encodeSize, timeBase: timeBase)
-            : try Encoder.h264(size: job.encodeSize, frameRate: job.outputRate, timeBase: timeBase, color: color,
-                               settings: config.video, globalHeader: muxer.wantsGlobalHeader)
         filter = passthrough ? nil : try FrameFilter(video: video, chain: job.effectiveChain, timing: timing)
-        branch = try VideoBranch(size: job.encodeSize, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: muxer,
-                                 rgbInput: !passthrough, constantRate: constantRate, keyframeEveryTicks: nil,
-                                 color: color, timing: timing)
-        if config.orientation == .keep, video.rotationClockwise != 0 {
-            muxer.setRotation(streamIndex: branch.streamIndex, clockwiseDegrees: video.rotationClockwise)
+
+        // Output path checks come before any file is created.
+        var branches: [VideoBranch] = []
+        var sinks: [any PacketSink] = []
+        if job.container == .hls {
+            let options = job.hlsOptions
+            try options.validate()
+            output = nil
+            sequence = nil
+            let folder = (config.output as NSString).deletingLastPathComponent
+            let stem = ((config.output as NSString).lastPathComponent as NSString).deletingPathExtension
+            let segmentTicks = max(1, Int((options.segmentDuration * job.outputRate.doubleValue).rounded()))
+            for rendition in job.renditions {
+                let path = job.renditions.count == 1 && config.renditions.isEmpty
+                    ? config.output
+                    : (folder.isEmpty ? "" : folder + "/") + "\(stem)_\(rendition.size.width)x\(rendition.size.height).m3u8"
+                let writer = try HLSWriter(playlistPath: path, options: options, overwrite: config.overwrite)
+                var settings = config.video
+                if let bitRate = rendition.bitRate {
+                    settings.rateControl = .averageBitrate(bitRate)
+                    settings.maxRate = settings.maxRate ?? bitRate * 6 / 5
+                    settings.bufferSize = settings.bufferSize ?? bitRate * 2
+                }
+                settings.fixedKeyframeCadence = true
+                settings.keyframeInterval = .frames(segmentTicks)
+                let encoder = try Encoder.h264(size: rendition.size, frameRate: job.outputRate, timeBase: timeBase, color: color,
+                                               settings: settings, globalHeader: writer.wantsGlobalHeader)
+                let rate = job.outputRate
+                let segment = options.segmentDuration
+                branches.append(try VideoBranch(
+                    size: rendition.size, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: writer,
+                    rgbInput: !passthrough, constantRate: true,
+                    keyframeAt: { tick in Self.startsSegment(tick: tick, rate: rate, segmentDuration: segment) },
+                    color: color, timing: timing))
+                sinks.append(writer)
+                hlsWriters.append((writer, (path as NSString).lastPathComponent))
+            }
+        } else {
+            let muxer: Muxer
+            if isPNG {
+                let sequence = try AtomicImageSequence(pattern: config.output, overwrite: config.overwrite)
+                try sequence.create()
+                muxer = try Muxer(path: sequence.temporaryPattern, container: job.container)
+                self.sequence = sequence
+                output = nil
+            } else {
+                let output = try AtomicOutput(path: config.output, overwrite: config.overwrite, temporaryExtension: job.container.rawValue)
+                muxer = try Muxer(path: output.temporaryPath, container: job.container)
+                muxer.displayPath = config.output
+                self.output = output
+                sequence = nil
+            }
+            if job.container == .mp4 || job.container == .mov { muxer.headerOptions = [("movflags", "+faststart")] }
+            let encoder = isPNG
+                ? try Encoder.png(size: job.encodeSize, timeBase: timeBase)
+                : try Encoder.h264(size: job.encodeSize, frameRate: job.outputRate, timeBase: timeBase, color: color,
+                                   settings: config.video, globalHeader: muxer.wantsGlobalHeader)
+            let branch = try VideoBranch(size: job.encodeSize, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: muxer,
+                                         rgbInput: !passthrough, constantRate: constantRate, keyframeAt: nil,
+                                         color: color, timing: timing)
+            if config.orientation == .keep, video.rotationClockwise != 0 {
+                muxer.setRotation(streamIndex: branch.streamIndex, clockwiseDegrees: video.rotationClockwise)
+            }
+            branches.append(branch)
+            sinks.append(muxer)
         }
-        audio = try AudioStage(demuxer: demuxer, settings: isPNG ? .none : config.audio, sinks: [muxer])
+        self.branches = branches
+        self.sinks = sinks
+        audio = try AudioStage(demuxer: demuxer, settings: isPNG ? .none : config.audio, sinks: sinks)
         summary.audioPath = switch audio?.mode {
         case .copy: .copy
         case .aac: .aac
         case nil: .none
         }
         input = try MediaInput(demuxer: demuxer, audio: audio, timing: timing, nominalRate: job.outputRate)
-        try muxer.writeHeader()
+        for sink in sinks { try sink.writeHeader() }
+        if hlsWriters.count > 1 { try writeMaster() }
+    }
+
+    /// Whether output tick `tick` starts an HLS segment: the first tick at or after each multiple
+    /// of the segment duration, so cuts stay on the ideal grid even when it is not a whole number of frames.
+    static func startsSegment(tick: Int64, rate: Rational, segmentDuration: Double) -> Bool {
+        if tick == 0 { return true }
+        let t = Double(tick) * Double(rate.denominator) / Double(rate.numerator)
+        let previous = Double(tick - 1) * Double(rate.denominator) / Double(rate.numerator)
+        let eps = 1e-9
+        return ((t + eps) / segmentDuration).rounded(.down) > ((previous + eps) / segmentDuration).rounded(.down)
+    }
+
+    /// The master playlist of a rendition ladder, with bandwidths measured from the segments written.
+    func writeMaster() throws(MediaError) {
+        let renditions = zip(hlsWriters, job.renditions).map { entry, rendition in
+            var r = entry.writer.rendition(uri: entry.uri)
+            // Before any segment exists, the configured rate stands in (rewritten at the end).
+            if r.peakBitRate == 0, let b = rendition.bitRate {
+                r.peakBitRate = b * 6 / 5 + (job.demuxer.audio == nil ? 0 : 128_000)
+                r.averageBitRate = b + (job.demuxer.audio == nil ? 0 : 128_000)
+            }
+            if r.resolution == nil { r.resolution = rendition.size }
+            return r
+        }
+        try MasterPlaylistWriter(path: config.output).write(renditions)
     }
 
     /// The output's colour tags: the source's where it states them, else BT.709 for HD, BT.601 for SD.
@@ -257,7 +342,7 @@ private final class TranscodeRun {
                 summary.abandoned = true
                 return summary
             }
-            try branch.finish()
+            for branch in branches { try branch.finish() }
             if summary.interrupted || summary.truncated || stalled != nil { try audio?.finishInput() }
         } catch let error as FFmpegError {
             throw MediaError.processing(error)
@@ -266,9 +351,11 @@ private final class TranscodeRun {
         } catch {
             throw MediaError.processing(FFmpegError(code: -1, operation: "\(error)"))
         }
-        try sink.finish()
+        for sink in sinks { try sink.finish() }
         try output?.commit()
         try sequence?.commit()
+        if hlsWriters.count > 1 { try writeMaster() }
+        lintOwnOutput()
         let result = finalSummary(progress)
         if let stalled { throw MediaError.inputStalled(config.input, seconds: stalled) }
         return result
@@ -285,18 +372,32 @@ private final class TranscodeRun {
         config.stallTimeout ?? .seconds(3 * 4 + 10)
     }
 
+    /// `run` checks its own HLS output against RFC 8216 and the publishing rules.
+    func lintOwnOutput() {
+        guard !hlsWriters.isEmpty else { return }
+        summary.outputs = hlsWriters.count > 1 ? [config.output] + hlsWriters.map(\.writer.playlistPath) : [config.output]
+        for writer in hlsWriters { summary.warnings += writer.writer.warnings }
+        for path in summary.outputs {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            let report = HLSLinter(profile: .livefilter).lint(text)
+            summary.warnings += report.violations.map { "\(path):\($0)" }
+        }
+    }
+
     /// One output tick: filter the frame if it is new, else show the last picture again.
     func show(_ tick: FrameSelector<TimedFrame>.Tick) throws {
         ticksShown += 1
         if !tick.isNewFrame { ticksRepeated += 1 }
         if tick.isNewFrame {
             if let filter {
-                try branch.encode(filter.filter(tick.payload.frame), pts: tick.index, duration: 1)
+                // The chain runs once per frame; each rendition scales from its result.
+                let image = try filter.filter(tick.payload.frame)
+                for branch in branches { try branch.encode(image, pts: tick.index, duration: 1) }
             } else {
-                try branch.encodePassthrough(tick.payload.frame, pts: tick.index, duration: 1)
+                for branch in branches { try branch.encodePassthrough(tick.payload.frame, pts: tick.index, duration: 1) }
             }
         } else {
-            try branch.encodeRepeat(pts: tick.index, duration: 1)
+            for branch in branches { try branch.encodeRepeat(pts: tick.index, duration: 1) }
         }
     }
 
@@ -306,23 +407,24 @@ private final class TranscodeRun {
         guard pts > lastOutputPts else { summary.framesDropped += 1; return }
         lastOutputPts = pts
         if let filter {
-            try branch.encode(filter.filter(timed.frame), pts: pts, duration: timed.duration)
+            let image = try filter.filter(timed.frame)
+            for branch in branches { try branch.encode(image, pts: pts, duration: timed.duration) }
         } else {
-            try branch.encodePassthrough(timed.frame, pts: pts, duration: timed.duration)
+            for branch in branches { try branch.encodePassthrough(timed.frame, pts: pts, duration: timed.duration) }
         }
     }
 
     func finalSummary(_ progress: (JobProgress) -> Void) -> JobSummary {
         summary.framesDecoded = input.framesDecoded
-        summary.framesWritten = branch.framesWritten
+        summary.framesWritten = branches[0].framesWritten
         summary.framesFiltered = filter?.framesFiltered ?? 0
         summary.decodeErrors = input.decodeErrors
-        summary.duration = branch.duration
+        summary.duration = branches[0].duration
         if let ticks = summary.ticks {
             summary.framesDropped = ticks.droppedFrames
             summary.framesRepeated = ticks.repeatedTicks
         }
-        summary.bytes = sink.bytesWritten
+        summary.bytes = sinks.reduce(0) { $0 + $1.bytesWritten }
         if summary.bytes == 0, let size = try? FileManager.default.attributesOfItem(atPath: config.output)[.size] as? NSNumber {
             summary.bytes = size.int64Value
         }
@@ -337,7 +439,7 @@ private final class TranscodeRun {
         guard force || now.uptimeNanoseconds - lastReport.uptimeNanoseconds > 250_000_000 else { return }
         lastReport = now
         let elapsed = seconds(since: start)
-        let written = branch.framesWritten
+        let written = branches[0].framesWritten
         var p = JobProgress(mediaTime: input.mediaTime, duration: job.demuxer.duration, framesDecoded: input.framesDecoded,
                             framesWritten: written, framesPerSecond: elapsed > 0 ? Double(written) / elapsed : 0,
                             speed: elapsed > 0 ? input.mediaTime / elapsed : 0, elapsed: elapsed)
@@ -348,7 +450,7 @@ private final class TranscodeRun {
         p.filtered = filter?.framesFiltered ?? 0
         p.dropped = constantRate ? max(0, input.framesDecoded - (ticksShown - ticksRepeated) - 1) : summary.framesDropped
         if force, let t = summary.ticks { p.dropped = t.droppedFrames; p.repeated = t.repeatedTicks }
-        p.bytes = force ? summary.bytes : sink.bytesWritten
+        p.bytes = force ? summary.bytes : sinks.reduce(0) { $0 + $1.bytesWritten }
         p.timings = timing.timings
         progress(p)
     }

@@ -15,8 +15,8 @@ final class VideoBranch {
     private let timing: TimingRecorder
     /// Constant rate: pts are tick numbers and every packet lasts one tick.
     private let constantRate: Bool
-    /// Forces an IDR every this many ticks (HLS segment boundaries).
-    private let keyframeEveryTicks: Int64?
+    /// Forces an IDR on the ticks where this says so (HLS segment boundaries).
+    private let keyframeAt: ((Int64) -> Bool)?
     private var lastInput: Frame?
     private var packetDurations: [Int64: Int64] = [:]
     private var lastDuration: Int64 = 1
@@ -25,12 +25,12 @@ final class VideoBranch {
     private(set) var endPts: Int64 = 0
 
     init(size: FrameSize, chainOutputSize: FrameSize, encoder: Encoder, sink: any PacketSink, rgbInput: Bool,
-         constantRate: Bool, keyframeEveryTicks: Int64?, color: ColorDescription, timing: TimingRecorder) throws(MediaError) {
+         constantRate: Bool, keyframeAt: ((Int64) -> Bool)?, color: ColorDescription, timing: TimingRecorder) throws(MediaError) {
         self.size = size
         self.encoder = encoder
         self.sink = sink
         self.constantRate = constantRate
-        self.keyframeEveryTicks = keyframeEveryTicks
+        self.keyframeAt = keyframeAt
         self.timing = timing
         streamIndex = try sink.addStream(from: encoder)
         let isRGBEncoder = encoder.codecName == "png"
@@ -85,7 +85,7 @@ final class VideoBranch {
 
     private func send(_ frame: Frame, pts: Int64, duration: Int64) throws {
         frame.presentationTimestamp = pts
-        if let every = keyframeEveryTicks, pts % every == 0 { frame.requestKeyframe() }
+        if let keyframeAt, keyframeAt(pts) { frame.requestKeyframe() }
         if !constantRate { packetDurations[pts] = duration }
         lastDuration = duration
         try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }

@@ -42,3 +42,8 @@ extension VariantChoice: ExpressibleByArgument {
 extension ProgressStyle: ExpressibleByArgument {}
 extension ExportPreset: ExpressibleByArgument {}
 extension Alignment.Mode: ExpressibleByArgument {}
+extension HLSPlaylistKind: ExpressibleByArgument {}
+extension HLSSegmentType: ExpressibleByArgument {}
+extension Rendition: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
+}

@@ -75,6 +75,21 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Seconds a live output may lag the live edge before frames are dropped.")
     var maxLatency: Double = 10
 
+    @Option(help: "HLS output: segment length in seconds.")
+    var hlsTime: Double = 4
+
+    @Option(help: "HLS output: vod, event or live (sliding window). Default: live for a live input, else vod.")
+    var hlsPlaylist: HLSPlaylistKind?
+
+    @Option(help: "HLS output: segments listed in a live playlist.")
+    var hlsListSize: Int = 6
+
+    @Option(help: "HLS output: ts or fmp4 segments.")
+    var hlsSegmentType: HLSSegmentType = .ts
+
+    @Option(help: "HLS ladder rung WxH@RATE, e.g. 1280x720@2800k (repeat for more; a master playlist is written at -o).")
+    var rendition: [Rendition] = []
+
     @Option(help: "Refuse inputs whose pictures have more pixels than this.")
     var maxPixels: Int = 8192 * 4320
 
@@ -102,6 +117,8 @@ struct JobOptions: ParsableArguments {
         if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
         if maxPixels < 64 * 64 { throw ValidationError("--max-pixels must be at least 4096") }
         if let maxDuration, !(maxDuration > 0 && maxDuration.isFinite) { throw ValidationError("--max-duration must be positive") }
+        if !(hlsTime >= 0.5 && hlsTime <= 60) { throw ValidationError("--hls-time must be between 0.5 and 60 seconds") }
+        if !(1...1000).contains(hlsListSize) { throw ValidationError("--hls-list-size must be between 1 and 1000") }
         if let align, ![2, 8, 16].contains(align) { throw ValidationError("--align must be 2, 8 or 16") }
     }
 
@@ -122,6 +139,11 @@ struct JobOptions: ParsableArguments {
         config.inputOptions.liveStart = liveStart
         config.inputOptions.maxPixels = maxPixels
         config.maxDuration = maxDuration
+        config.hls.segmentDuration = hlsTime
+        config.hls.listSize = hlsListSize
+        config.hls.segmentType = hlsSegmentType
+        config.hlsPlaylistType = hlsPlaylist
+        config.renditions = rendition
         return config
     }
 

@@ -49,6 +49,7 @@ enum SummaryPrinter {
         let speed = s.wallTime > 0 ? s.duration / s.wallTime : 0
         lines.append("time        " + String(format: "%.2f s wall, %.1f fps, %.2fx real time", s.wallTime,
                                                  s.wallTime > 0 ? Double(s.framesWritten) / s.wallTime : 0, speed))
+        if s.outputs.count > 1 { lines.append("playlists   " + s.outputs.joined(separator: ", ")) }
         if s.interrupted { lines.append("interrupted: the output holds what was processed") }
         if s.truncated { lines.append("stopped at --max-duration: the rest of the input was not processed") }
         Terminal.line(lines.joined(separator: "\n"))

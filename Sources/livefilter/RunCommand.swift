@@ -70,6 +70,7 @@ struct RunCommand: AsyncParsableCommand {
             throw CommandFailure(error)
         }
         bar.clear()
+        for warning in summary.warnings { Terminal.warning(warning) }
         if let report { try RunReport(summary: summary, job: job).write(to: report) }
         if !quiet {
             SummaryPrinter.print(summary, job: job)
