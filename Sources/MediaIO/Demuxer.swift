@@ -106,7 +106,8 @@ public final class Demuxer {
 
         var dict: OpaquePointer? = nil
         defer { av_dict_free(&dict) }
-        let micros = options.ioTimeout.components.seconds * 1_000_000
+        let c = options.ioTimeout.components
+        let micros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
         if isNetwork {
             av_dict_set(&dict, "rw_timeout", String(micros), 0)
             // A playlist fetched over the network may reference network media only.

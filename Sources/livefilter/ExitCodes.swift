@@ -45,6 +45,12 @@ struct CommandFailure: Error {
         self.init("\(error.description); \(error.recoverySuggestion)", code: code)
     }
 
+    /// With `context`, the last network warning FFmpeg gave (e.g. why a segment was refused).
+    init(_ error: JobError, context: String?) {
+        self.init(error)
+        if let context, case .media = error { message += " (\(context))" }
+    }
+
     init(_ error: JobError) {
         switch error {
         case let .media(media): self.init(media)

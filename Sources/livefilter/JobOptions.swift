@@ -90,6 +90,9 @@ struct JobOptions: ParsableArguments {
     @Option(help: "HLS ladder rung WxH@RATE, e.g. 1280x720@2800k (repeat for more; a master playlist is written at -o).")
     var rendition: [Rendition] = []
 
+    @Option(help: "Seconds a network read may make no progress before it fails.")
+    var ioTimeout: Double = 10
+
     @Option(help: "Refuse inputs whose pictures have more pixels than this.")
     var maxPixels: Int = 8192 * 4320
 
@@ -115,6 +118,7 @@ struct JobOptions: ParsableArguments {
         if bufsize != nil && maxrate == nil { throw ValidationError("--bufsize needs --maxrate") }
         if !(maxLatency > 0 && maxLatency <= 3600) { throw ValidationError("--max-latency must be between 0 and 3600 seconds") }
         if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
+        if !(ioTimeout >= 1 && ioTimeout <= 600) { throw ValidationError("--io-timeout must be between 1 and 600 seconds") }
         if maxPixels < 64 * 64 { throw ValidationError("--max-pixels must be at least 4096") }
         if let maxDuration, !(maxDuration > 0 && maxDuration.isFinite) { throw ValidationError("--max-duration must be positive") }
         if !(hlsTime >= 0.5 && hlsTime <= 60) { throw ValidationError("--hls-time must be between 0.5 and 60 seconds") }
@@ -138,6 +142,7 @@ struct JobOptions: ParsableArguments {
         config.inputOptions.variant = variant
         config.inputOptions.liveStart = liveStart
         config.inputOptions.maxPixels = maxPixels
+        config.inputOptions.ioTimeout = .milliseconds(Int64(ioTimeout * 1000))
         config.maxDuration = maxDuration
         config.hls.segmentDuration = hlsTime
         config.hls.listSize = hlsListSize

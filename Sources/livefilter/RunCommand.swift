@@ -53,23 +53,32 @@ struct RunCommand: AsyncParsableCommand {
         config.overwrite = overwrite
 
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
+        FFmpegLog.captureNetworkWarnings(verbose: verbose)
         let job: TranscodeJob
         do {
             job = try TranscodeJob(configuration: config)
         } catch {
-            throw CommandFailure(error)
+            throw CommandFailure(error, context: NetworkWarnings.drain().last)
         }
+        for w in NetworkWarnings.drain() { Terminal.warning(w) }
         let signals = StopSignals()
         let bar = ProgressBar(enabled: !quiet && (progress == .bar || (progress == .auto && Terminal.isInteractive)))
         let json = progress == .json ? try JSONProgressWriter(path: progressFile) : nil
         let summary: JobSummary
         do {
-            summary = try await job.run(progress: { bar.update($0); json?.write($0) }, shouldStop: { signals.signal != nil })
+            summary = try await job.run(progress: { p in
+                let warnings = NetworkWarnings.drain()
+                if !warnings.isEmpty { bar.clear() }
+                for w in warnings { Terminal.warning(w) }
+                bar.update(p)
+                json?.write(p)
+            }, shouldStop: { signals.signal != nil })
         } catch {
             bar.clear()
-            throw CommandFailure(error)
+            throw CommandFailure(error, context: NetworkWarnings.drain().last)
         }
         bar.clear()
+        for w in NetworkWarnings.drain() { Terminal.warning(w) }
         for warning in summary.warnings { Terminal.warning(warning) }
         if let report { try RunReport(summary: summary, job: job).write(to: report) }
         if !quiet {
