@@ -78,7 +78,8 @@ public final class ExportSession: Sendable {
                                                     framesWritten: p.framesWritten))
                     },
                     shouldStop: { cancelled.load(ordering: .relaxed) },
-                    abandon: { cancellationBehavior == .removeOutput })
+                    abandon: { cancellationBehavior == .removeOutput },
+                    quickStop: true)
             } onCancel: {
                 cancelled.store(true, ordering: .relaxed)
             }

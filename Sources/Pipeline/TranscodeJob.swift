@@ -78,12 +78,15 @@ public final class TranscodeJob {
     /// Runs to the end of the input, or until `shouldStop` says so (then the output is finished
     /// with what was done). Progress is reported a few times a second.
     /// With `abandon` answering true once stopped, nothing is finished or kept: temporary files are
-    /// removed and `JobError.cancelled` is thrown.
+    /// removed and `JobError.cancelled` is thrown. With `quickStop`, a stopped run drains the
+    /// encoder's look-ahead (about a second of work at 1080p) for at most 300 ms: the output ends at
+    /// the last frame the encoder produced by then.
     public func run(progress: (JobProgress) -> Void = { _ in }, shouldStop: () -> Bool = { false },
-                    abandon: () -> Bool = { false }) async throws(JobError) -> JobSummary {
+                    abandon: () -> Bool = { false }, quickStop: Bool = false) async throws(JobError) -> JobSummary {
         let summary: JobSummary
         do {
-            summary = try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop, abandon: abandon)
+            summary = try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop, abandon: abandon,
+                                                            quickStop: quickStop)
         } catch {
             throw .media(error)
         }
@@ -296,7 +299,8 @@ private final class TranscodeRun {
         return c
     }
 
-    func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool, abandon: () -> Bool) async throws(MediaError) -> JobSummary {
+    func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool, abandon: () -> Bool,
+             quickStop: Bool) async throws(MediaError) -> JobSummary {
         summary.inputWasLive = job.demuxer.isLive
         summary.variant = job.demuxer.chosenVariant
         var stalled: Int?
@@ -342,8 +346,10 @@ private final class TranscodeRun {
                 summary.abandoned = true
                 return summary
             }
-            for branch in branches { try branch.finish() }
-            if summary.interrupted || summary.truncated || stalled != nil { try audio?.finishInput() }
+            // A quick stop drains the encoders for at most 300 ms: the output keeps what came out by then.
+            let deadline = summary.interrupted && quickStop ? ContinuousClock.now + .milliseconds(300) : nil
+            for branch in branches { try branch.finish(deadline: deadline) }
+            if deadline == nil, summary.interrupted || summary.truncated || stalled != nil { try audio?.finishInput() }
         } catch let error as FFmpegError {
             throw MediaError.processing(error)
         } catch let error as MediaError {

@@ -93,13 +93,16 @@ final class VideoBranch {
     }
 
     /// Flushes the encoder's delayed frames into the sink.
-    func finish() throws {
+    /// Flushes the encoder's delayed frames into the sink. With a `deadline`, frames still inside
+    /// the encoder when it passes are dropped: what came out is a playable prefix.
+    func finish(deadline: ContinuousClock.Instant? = nil) throws {
         try encoder.sendEndOfStream()
-        try drain()
+        try drain(deadline: deadline)
     }
 
-    private func drain() throws {
+    private func drain(deadline: ContinuousClock.Instant? = nil) throws {
         while case let .packet(packet) = try timing.measure(.encode, { () throws(FFmpegError) in try encoder.receive() }) {
+            if let deadline, ContinuousClock.now > deadline, framesWritten > 0 { return }
             // libx264 leaves durations at zero; muxers want them.
             let pts = packet.presentationTimestamp ?? 0
             packet.duration = constantRate ? 1 : (packetDurations.removeValue(forKey: pts) ?? lastDuration)
