@@ -320,3 +320,18 @@ public func writePNG(_ image: RGBImage, to path: String, overwrite: Bool) throws
         throw .outputNotWritable(path, reason: String(cString: strerror(errno)))
     }
 }
+
+extension Demuxer {
+    /// The video stream's bitrate measured from its packets, for files whose container states none
+    /// (Matroska, MPEG-TS). Reads the packets without decoding; nil for live or unreadable inputs.
+    public static func measuredVideoBitRate(url: String) -> Int? {
+        guard let scan = try? Demuxer(url: url), !scan.isLive, let duration = scan.duration, duration > 0 else { return nil }
+        if let audio = scan.audio { scan.stream(audio.index).pointee.discard = AVDISCARD_ALL }
+        let packet = Packet()
+        var bytes = 0
+        while (try? scan.read(into: packet)) == .packet {
+            if packet.streamIndex == scan.video.index { bytes += packet.size }
+        }
+        return Int(Double(bytes) * 8 / duration)
+    }
+}

@@ -102,6 +102,12 @@ extension Encoder {
                 params.append("scenecut=0")
             }
             if settings.fixedKeyframeCadence, !params.contains("scenecut=0") { params.append("scenecut=0") }
+            if settings.constantBitRate, case let .averageBitrate(bps)? = settings.rateControl {
+                // CBR HRD: the VBV rate equals the target and a one-second buffer; x264 pads with filler.
+                ctx.pointee.rc_max_rate = Int64(bps)
+                ctx.pointee.rc_buffer_size = Int32(clamping: settings.bufferSize ?? bps)
+                av_opt_set(priv, "nal-hrd", "cbr", 0)
+            }
             if settings.fixedKeyframeCadence { av_opt_set(priv, "forced-idr", "1", 0) }
             if !params.isEmpty { av_opt_set(priv, "x264-params", params.joined(separator: ":"), 0) }
         }

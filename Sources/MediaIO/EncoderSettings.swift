@@ -71,6 +71,10 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     /// A level such as "3.1"; see `H264Level.all`.
     public var level: String?
     public var speedPreset: EncoderSpeedPreset = .medium
+    /// Hard constant bitrate (x264 `nal-hrd=cbr`, padding with filler data) with an average-bitrate
+    /// `rateControl`: the file's bitrate then matches the request even for simple pictures, so a
+    /// size estimate holds. Presets with a fixed bitrate use it.
+    public var constantBitRate = false
     /// Forces a fixed keyframe cadence (no scene-cut keyframes), as HLS segmenting needs.
     public var fixedKeyframeCadence = false
 

@@ -92,16 +92,19 @@ public enum ExportPreset: String, CaseIterable, Sendable {
             alignment = Alignment(multiple: 16, mode: .crop)
             video.profile = video.profile ?? .baseline
             video.level = video.level ?? "3.0"
-            video.rateControl = video.rateControl ?? .averageBitrate(725_000)
+            if video.rateControl == nil { video.rateControl = .averageBitrate(725_000); video.constantBitRate = true }
             rate = Rational(30, 1)
             audio = AACSettings(bitRate: 64_000, sampleRate: 44_100, channels: 1)
         case .compress720p:
             let box = displayed.width == displayed.height ? FrameSize(720, 720) : (portrait ? FrameSize(720, 1280) : FrameSize(1280, 720))
             if displayed.width > box.width || displayed.height > box.height { filters.append(Scale(.fit(box))) }
             let cap = 3_500_000
-            video.rateControl = video.rateControl ?? .averageBitrate(min(sourceBitRate ?? cap, cap))
+            if video.rateControl == nil {
+                video.rateControl = .averageBitrate(min(sourceBitRate ?? cap, cap))
+                video.constantBitRate = true
+            }
         case .compact:
-            video.rateControl = video.rateControl ?? .averageBitrate(768_000)
+            if video.rateControl == nil { video.rateControl = .averageBitrate(768_000); video.constantBitRate = true }
             video.keyframeInterval = video.keyframeInterval ?? .frames(30)
             video.profile = video.profile ?? .high
             video.level = video.level ?? "4.1"
@@ -111,7 +114,7 @@ public enum ExportPreset: String, CaseIterable, Sendable {
             var box = aspect >= (16.0 / 9 + 4.0 / 3) / 2 ? FrameSize(568, 320) : FrameSize(480, 360)
             if portrait { box = box.swapped }
             if displayed.width > box.width || displayed.height > box.height { filters.append(Scale(.fit(box))) }
-            video.rateControl = video.rateControl ?? .averageBitrate(713_000)
+            if video.rateControl == nil { video.rateControl = .averageBitrate(713_000); video.constantBitRate = true }
             audio = AACSettings(bitRate: 64_000, sampleRate: 44_100, channels: 1)
         case .cameraBack:
             filters.insert(Rotate(quarterTurns: 3), at: 0)
@@ -124,7 +127,9 @@ public enum ExportPreset: String, CaseIterable, Sendable {
         config.chain = FilterChain(filters)
         config.video = video
         config.orientation = config.orientation ?? orientation
-        config.frameRate = config.frameRate ?? rate
+        // Every preset writes constant frame rate: the source's nominal rate unless the preset sets one.
+        config.frameRate = config.frameRate ?? rate ?? source.frameRate.flatMap { $0.isPositive && $0.doubleValue <= 240 ? $0 : nil }
+            ?? Rational(30, 1)
         config.alignment = config.alignment ?? alignment
         switch (self, config.audio) {
         case (.compress720p, _), (.cameraBack, _), (.cameraFront, _), (_, .none):

@@ -33,8 +33,7 @@ public final class TranscodeJob {
         }
         let video = demuxer.video
         if let preset = configuration.preset {
-            let audioRate = demuxer.audio?.bitRate ?? 0
-            let sourceRate = video.bitRate ?? demuxer.bitRate.map { max(0, $0 - audioRate) }
+            let sourceRate = video.bitRate ?? Demuxer.measuredVideoBitRate(url: configuration.input)
             do {
                 try preset.apply(to: &configuration, source: video, sourceBitRate: sourceRate)
             } catch {
