@@ -69,6 +69,9 @@ public final class HLSWriter: PacketSink {
     /// The stream whose keyframes cut segments: the first video stream, else the first stream.
     private var cutStream: Int? { streams.firstIndex(where: \.isVideo) ?? (streams.isEmpty ? nil : 0) }
 
+    /// Packets of the other streams (audio), held until the video has reached their time, so a cut
+    /// puts each audio packet in the segment its time belongs to (the video encoder runs behind).
+    private var held: [(packet: Packet, index: Int, timeBase: Rational, time: Double)] = []
     private var headerWritten = false
     private var finished = false
     private var totalBytes: Int64 = 0
@@ -234,6 +237,31 @@ public final class HLSWriter: PacketSink {
 
     public func write(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
         guard headerWritten, !finished else { throw .invalidSettings("HLSWriter.write called outside writeHeader…finish") }
+        if let cut = cutStream, index != cut, streams[cut].isVideo {
+            let ts = packet.presentationTimestamp ?? packet.decodeTimestamp ?? 0
+            held.append((packet.clone(), index, timeBase, Double(ts) * timeBase.doubleValue))
+            return
+        }
+        if index == cutStream, let pts = packet.presentationTimestamp {
+            // Audio before this picture belongs before it (and before a cut it may start).
+            // A keyframe may start a segment at its pts: audio before that pts goes first.
+            let dts = Double(packet.decodeTimestamp ?? pts) * timeBase.doubleValue
+            try releaseHeld(before: packet.isKeyframe ? Double(pts) * timeBase.doubleValue : min(dts, Double(pts) * timeBase.doubleValue))
+        }
+        try writeNow(packet, toStream: index, timeBase: timeBase)
+    }
+
+    /// Writes held packets whose time is before `time` (all of them with `.infinity`).
+    private func releaseHeld(before time: Double) throws(MediaError) {
+        var count = 0
+        while count < held.count, held[count].time < time { count += 1 }
+        guard count > 0 else { return }
+        let ready = held.prefix(count)
+        held.removeFirst(count)
+        for h in ready { try writeNow(h.packet, toStream: h.index, timeBase: h.timeBase) }
+    }
+
+    private func writeNow(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
         let p = packet.pointer
         let state = streams[index]
         if p.pointee.duration == 0, state.frameDuration > 0 {
@@ -262,6 +290,7 @@ public final class HLSWriter: PacketSink {
     /// the end of input and Ctrl-C both end the presentation).
     public func finish() throws(MediaError) {
         guard headerWritten, !finished else { return }
+        try releaseHeld(before: .infinity)
         finished = true
         let code = av_write_trailer(context)
         avio_flush(io)
