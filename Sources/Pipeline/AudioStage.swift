@@ -1,8 +1,9 @@
 import MediaIO
+import Synchronization
 
 /// Audio from the input to every sink: copied when it is AAC and nothing was asked, else decoded,
 /// resampled, re-framed and encoded to AAC once, with each packet written to every sink.
-final class AudioStage {
+final class AudioStage: @unchecked Sendable {
     enum Mode { case copy, aac }
 
     let mode: Mode
@@ -48,13 +49,18 @@ final class AudioStage {
 
     /// Input time cut out by the live loop's latency skips: later audio moves earlier by this much,
     /// and audio that would overlap what was already written is dropped, keeping A/V in sync.
-    private var shift: Int64 = 0
+    /// Set by the tick thread (latency skips), read by the decode thread.
+    private let shiftUnits = Mutex<Int64>(0)
+    private var shift: Int64 { shiftUnits.withLock { $0 } }
     private var writtenEnd: Int64 = .min
-    /// Seconds of input audio handled so far.
-    private(set) var mediaTime = 0.0
+    private var finished = false
+    /// Seconds of input audio handled so far (read from other threads for progress).
+    private let handledBits = Atomic<UInt64>(0)
+    var handledTime: Double { Double(bitPattern: handledBits.load(ordering: .relaxed)) }
 
     func skip(to total: MediaTime) {
-        shift = Int64((total.seconds / copyTimeBase.doubleValue).rounded())
+        let units = Int64((total.seconds / copyTimeBase.doubleValue).rounded())
+        shiftUnits.withLock { $0 = units }
     }
 
     /// AAC's sampling rates; anything else is resampled to the nearest one.
@@ -65,7 +71,8 @@ final class AudioStage {
 
     func handle(_ packet: Packet) throws {
         if let pts = packet.presentationTimestamp {
-            mediaTime = max(mediaTime, Double(pts - origin + packet.duration) * copyTimeBase.doubleValue)
+            let t = Double(pts - origin + packet.duration) * copyTimeBase.doubleValue
+            if t > handledTime { handledBits.store(t.bitPattern, ordering: .relaxed) }
         }
         switch mode {
         case .copy:
@@ -82,6 +89,8 @@ final class AudioStage {
 
     /// Flushes the decoder, converter and encoder at the end of the input.
     func finishInput() throws {
+        guard !finished else { return }
+        finished = true
         guard mode == .aac, let decoder, let converter, let encoder else { return }
         decoder.sendEndOfStream()
         try drainDecoder()

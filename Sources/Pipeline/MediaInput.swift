@@ -13,13 +13,26 @@ struct TimedFrame {
     var relativePts: Int64 { time.value }
 }
 
-/// Shared stage timer: components add their wall time here.
-final class TimingRecorder {
-    var timings = StageTimings()
+/// Shared stage timer: components on every thread add their wall time here.
+final class TimingRecorder: @unchecked Sendable {
+    private var recorded = StageTimings()
+    private let lock = NSLock()
+
+    var timings: StageTimings {
+        lock.lock(); defer { lock.unlock() }
+        return recorded
+    }
 
     @inline(__always)
     func measure<T, E: Error>(_ stage: StageTimings.Stage, _ body: () throws(E) -> T) throws(E) -> T {
-        try timings.measure(stage, body)
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer {
+            let elapsed = DispatchTime.now().uptimeNanoseconds - start
+            lock.lock()
+            recorded.add(stage, nanoseconds: elapsed)
+            lock.unlock()
+        }
+        return try body()
     }
 }
 

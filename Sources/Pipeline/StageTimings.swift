@@ -22,6 +22,11 @@ public struct StageTimings: Sendable {
         return try body()
     }
 
+    mutating func add(_ stage: Stage, nanoseconds elapsed: UInt64) {
+        nanoseconds[stage, default: 0] += elapsed
+        counts[stage, default: 0] += 1
+    }
+
     /// Milliseconds per call of `stage`, averaged.
     public func millisecondsPerCall(_ stage: Stage) -> Double? {
         guard let n = nanoseconds[stage], let c = counts[stage], c > 0 else { return nil }

@@ -84,8 +84,10 @@ public final class TranscodeJob {
                     abandon: () -> Bool = { false }, quickStop: Bool = false) async throws(JobError) -> JobSummary {
         let summary: JobSummary
         do {
-            summary = try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop, abandon: abandon,
-                                                            quickStop: quickStop)
+            summary = try await withTaskExecutorPreference(JobExecutor()) { () async throws(MediaError) -> JobSummary in
+                try await TranscodeRun(job: self).run(progress: progress, shouldStop: shouldStop, abandon: abandon,
+                                                      quickStop: quickStop)
+            }
         } catch {
             throw .media(error)
         }
@@ -157,6 +159,7 @@ private final class TranscodeRun {
     let output: AtomicOutput?
     let sequence: AtomicImageSequence?
     let constantRate: Bool
+    var decode: DecodeStage?
     var summary: JobSummary
     var ticksShown = 0
     var ticksRepeated = 0
@@ -199,6 +202,8 @@ private final class TranscodeRun {
                     ? config.output
                     : (folder.isEmpty ? "" : folder + "/") + "\(stem)_\(rendition.size.width)x\(rendition.size.height).m3u8"
                 let writer = try HLSWriter(playlistPath: path, options: options, overwrite: config.overwrite)
+                // Video comes from an encode thread, audio from the decode thread: one writer at a time.
+                let shared = LockedSink(writer)
                 var settings = config.video
                 if let bitRate = rendition.bitRate {
                     settings.rateControl = .averageBitrate(bitRate)
@@ -212,11 +217,11 @@ private final class TranscodeRun {
                 let rate = job.outputRate
                 let segment = options.segmentDuration
                 branches.append(try VideoBranch(
-                    size: rendition.size, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: writer,
+                    size: rendition.size, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: shared,
                     rgbInput: !passthrough, constantRate: true,
                     keyframeAt: { tick in Self.startsSegment(tick: tick, rate: rate, segmentDuration: segment) },
                     color: color, timing: timing))
-                sinks.append(writer)
+                sinks.append(shared)
                 hlsWriters.append((writer, (path as NSString).lastPathComponent))
             }
         } else {
@@ -239,14 +244,15 @@ private final class TranscodeRun {
                 ? try Encoder.png(size: job.encodeSize, timeBase: timeBase)
                 : try Encoder.h264(size: job.encodeSize, frameRate: job.outputRate, timeBase: timeBase, color: color,
                                    settings: config.video, globalHeader: muxer.wantsGlobalHeader)
-            let branch = try VideoBranch(size: job.encodeSize, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: muxer,
+            let shared = LockedSink(muxer)
+            let branch = try VideoBranch(size: job.encodeSize, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: shared,
                                          rgbInput: !passthrough, constantRate: constantRate, keyframeAt: nil,
                                          color: color, timing: timing)
             if config.orientation == .keep, video.rotationClockwise != 0 {
                 muxer.setRotation(streamIndex: branch.streamIndex, clockwiseDegrees: video.rotationClockwise)
             }
             branches.append(branch)
-            sinks.append(muxer)
+            sinks.append(shared)
         }
         self.branches = branches
         self.sinks = sinks
@@ -303,6 +309,28 @@ private final class TranscodeRun {
         summary.inputWasLive = job.demuxer.isLive
         summary.variant = job.demuxer.chosenVariant
         var stalled: Int?
+        var liveQueue: LivePacketQueue?
+        if job.demuxer.isLive {
+            let queue = LivePacketQueue(demuxer: job.demuxer)
+            input.reader = queue
+            queue.start()
+            liveQueue = queue
+        }
+        // Decode runs on its own thread, a few frames ahead; each branch encodes on its own thread.
+        let decode = DecodeStage(input: input)
+        self.decode = decode
+        decode.start()
+        var stagesStopped = false
+        func stopStages() {
+            guard !stagesStopped else { return }
+            stagesStopped = true
+            decode.stop()
+            liveQueue?.stop()
+        }
+        defer {
+            stopStages()
+            for branch in branches { branch.abandon() }
+        }
         do {
             if constantRate {
                 let loop = TickLoop<TimedFrame>(rate: job.outputRate, maxLatency: job.demuxer.isLive ? config.maxLatency : nil)
@@ -314,17 +342,13 @@ private final class TranscodeRun {
                     if shouldStop() { summary.interrupted = true }
                     return summary.interrupted || limitReached()
                 }
-                if job.demuxer.isLive {
-                    let queue = LivePacketQueue(demuxer: job.demuxer)
-                    input.reader = queue
-                    queue.start()
-                    defer { queue.stop() }
-                    var live = LiveTickInput(input: input, queue: queue, stallTimeout: stallTimeout)
+                if let liveQueue {
+                    var live = LiveTickInput(stage: decode, input: input, queue: liveQueue, stallTimeout: stallTimeout)
                     summary.ticks = try await loop.run(clock: ContinuousClock(), input: &live, shouldStop: stopping,
                                                        onSkip: { [audio] in audio?.skip(to: $0) }, emit: emit)
                     stalled = live.stalledSeconds
                 } else {
-                    var file = FileTickInput(input: input)
+                    var file = FileTickInput(stage: decode)
                     if config.realtime {
                         summary.ticks = try await loop.run(clock: ContinuousClock(), input: &file, shouldStop: stopping, emit: emit)
                     } else {
@@ -332,14 +356,17 @@ private final class TranscodeRun {
                     }
                 }
             } else {
-                while true {
+                reading: while true {
                     if shouldStop() { summary.interrupted = true; break }
                     if limitReached() { break }
-                    guard let timed = try input.nextFrame() else { break }
-                    try writeWithOwnTimestamp(timed)
+                    switch try decode.next(wait: true) {
+                    case let .frame(timed)?: try writeWithOwnTimestamp(timed)
+                    case .end?, nil: break reading
+                    }
                     reportIfDue(progress)
                 }
             }
+            stopStages()
             if summary.interrupted && abandon() {
                 // Nothing to finish: the temporary output is removed when this run is released.
                 summary.abandoned = true
@@ -348,7 +375,7 @@ private final class TranscodeRun {
             // A quick stop drains the encoders for at most 300 ms: the output keeps what came out by then.
             let deadline = summary.interrupted && quickStop ? ContinuousClock.now + .milliseconds(300) : nil
             for branch in branches { try branch.finish(deadline: deadline) }
-            if deadline == nil, summary.interrupted || summary.truncated || stalled != nil { try audio?.finishInput() }
+            if deadline == nil { try audio?.finishInput() }
         } catch let error as FFmpegError {
             throw MediaError.processing(error)
         } catch let error as MediaError {
@@ -368,7 +395,7 @@ private final class TranscodeRun {
 
     /// Whether `--max-duration` of input has been processed.
     func limitReached() -> Bool {
-        if let limit = config.maxDuration, input.mediaTime >= limit { summary.truncated = true }
+        if let limit = config.maxDuration, (decode?.mediaTime ?? 0) >= limit { summary.truncated = true }
         return summary.truncated
     }
 
@@ -420,7 +447,7 @@ private final class TranscodeRun {
     }
 
     func finalSummary(_ progress: (JobProgress) -> Void) -> JobSummary {
-        summary.framesDecoded = input.framesDecoded
+        summary.framesDecoded = decode?.framesDecoded ?? input.framesDecoded
         summary.framesWritten = branches[0].framesWritten
         summary.framesFiltered = filter?.framesFiltered ?? 0
         summary.decodeErrors = input.decodeErrors
@@ -445,15 +472,17 @@ private final class TranscodeRun {
         lastReport = now
         let elapsed = seconds(since: start)
         let written = branches[0].framesWritten
-        var p = JobProgress(mediaTime: input.mediaTime, duration: job.demuxer.duration, framesDecoded: input.framesDecoded,
+        let mediaTime = decode?.mediaTime ?? 0
+        let decoded = decode?.framesDecoded ?? 0
+        var p = JobProgress(mediaTime: mediaTime, duration: job.demuxer.duration, framesDecoded: decoded,
                             framesWritten: written, framesPerSecond: elapsed > 0 ? Double(written) / elapsed : 0,
-                            speed: elapsed > 0 ? input.mediaTime / elapsed : 0, elapsed: elapsed)
-        p.audioTime = audio?.mediaTime
+                            speed: elapsed > 0 ? mediaTime / elapsed : 0, elapsed: elapsed)
+        p.audioTime = audio?.handledTime
         p.phase = force ? (summary.interrupted ? .interrupted : .finished) : .running
         p.ticks = ticksShown
         p.repeated = ticksRepeated
         p.filtered = filter?.framesFiltered ?? 0
-        p.dropped = constantRate ? max(0, input.framesDecoded - (ticksShown - ticksRepeated) - 1) : summary.framesDropped
+        p.dropped = constantRate ? max(0, decoded - (ticksShown - ticksRepeated) - 1) : summary.framesDropped
         if force, let t = summary.ticks { p.dropped = t.droppedFrames; p.repeated = t.repeatedTicks }
         p.bytes = force ? summary.bytes : sinks.reduce(0) { $0 + $1.bytesWritten }
         p.timings = timing.timings
@@ -465,48 +494,53 @@ private final class TranscodeRun {
     }
 }
 
-/// A file or VOD input for the tick loop: `poll` decodes the next frame (blocking on I/O).
+/// A file or VOD input for the tick loop: `poll` waits for the decode thread's next frame.
 struct FileTickInput: TickInput {
-    let input: MediaInput
+    let stage: DecodeStage
 
     mutating func poll() throws -> TickInputEvent<TimedFrame> {
-        switch try input.poll() {
-        case let .frame(f): .frame(f, f.time)
-        case .notYet: .notYet
-        case .end: .end(input.lastFrameEnd ?? .zero)
+        switch try stage.next(wait: true) {
+        case let .frame(f)?: .frame(f, f.time)
+        case let .end(t)?: .end(t)
+        case nil: .end(.zero)
         }
     }
 
     var liveEdge: MediaTime? { nil }
 }
 
-/// A live input for the tick loop: packets arrive on a reader thread; `poll` never waits for them.
+/// A live input for the tick loop: packets arrive on a reader thread and are decoded on another;
+/// `poll` never waits for them.
 struct LiveTickInput: TickInput {
+    let stage: DecodeStage
     let input: MediaInput
     let queue: LivePacketQueue
     let stallTimeout: Duration
     /// Set when the input went silent for longer than the stall timeout.
     private(set) var stalledSeconds: Int?
+    private var lastEnd: MediaTime = .zero
 
-    init(input: MediaInput, queue: LivePacketQueue, stallTimeout: Duration) {
+    init(stage: DecodeStage, input: MediaInput, queue: LivePacketQueue, stallTimeout: Duration) {
+        self.stage = stage
         self.input = input
         self.queue = queue
         self.stallTimeout = stallTimeout
     }
 
     mutating func poll() throws -> TickInputEvent<TimedFrame> {
-        switch try input.poll() {
-        case let .frame(f):
+        switch try stage.next(wait: false) {
+        case let .frame(f)?:
+            lastEnd = MediaTime(value: f.time.value + f.duration, numerator: f.time.numerator, denominator: f.time.denominator)
             return .frame(f, f.time)
-        case .notYet:
+        case let .end(t)?:
+            return .end(t)
+        case nil:
             let silent = queue.secondsSinceLastPacket
             if silent > Double(stallTimeout.components.seconds) {
                 stalledSeconds = Int(silent)
-                return .end(input.lastFrameEnd ?? .zero)
+                return .end(lastEnd)
             }
             return .notYet
-        case .end:
-            return .end(input.lastFrameEnd ?? .zero)
         }
     }
 

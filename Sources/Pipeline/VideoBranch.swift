@@ -1,9 +1,10 @@
 import Filters
 import MediaIO
+import Synchronization
 
 /// One encoded video output: converter, encoder and the sink its packets go to.
 /// A file output has one branch; an HLS ladder has one per rendition.
-final class VideoBranch {
+final class VideoBranch: @unchecked Sendable {
     let size: FrameSize
     let sink: any PacketSink
     let encoder: Encoder
@@ -18,11 +19,6 @@ final class VideoBranch {
     /// Forces an IDR on the ticks where this says so (HLS segment boundaries).
     private let keyframeAt: ((Int64) -> Bool)?
     private var lastInput: Frame?
-    private var packetDurations: [Int64: Int64] = [:]
-    private var lastDuration: Int64 = 1
-    private(set) var framesWritten = 0
-    /// End of the last packet, in the encoder's time base.
-    private(set) var endPts: Int64 = 0
 
     init(size: FrameSize, chainOutputSize: FrameSize, encoder: Encoder, sink: any PacketSink, rgbInput: Bool,
          constantRate: Bool, keyframeAt: ((Int64) -> Bool)?, color: ColorDescription, timing: TimingRecorder) throws(MediaError) {
@@ -86,28 +82,83 @@ final class VideoBranch {
     private func send(_ frame: Frame, pts: Int64, duration: Int64) throws {
         frame.presentationTimestamp = pts
         if let keyframeAt, keyframeAt(pts) { frame.requestKeyframe() }
-        if !constantRate { packetDurations[pts] = duration }
-        lastDuration = duration
-        try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
-        try drain()
+        startWorkerIfNeeded()
+        guard jobs.push(.frame(frame, duration: duration)) else { throw workerFailure ?? CancellationError() }
     }
 
-    /// Flushes the encoder's delayed frames into the sink.
-    /// Flushes the encoder's delayed frames into the sink. With a `deadline`, frames still inside
-    /// the encoder when it passes are dropped: what came out is a playable prefix.
+    /// Flushes the encoder's delayed frames into the sink and waits for the encode thread.
+    /// With a `deadline`, frames still inside the encoder when it passes are dropped: what came
+    /// out is a playable prefix.
     func finish(deadline: ContinuousClock.Instant? = nil) throws {
-        try encoder.sendEndOfStream()
-        try drain(deadline: deadline)
+        startWorkerIfNeeded()
+        if deadline != nil { jobs.removeAll() }
+        jobs.push(.finish(deadline))
+        worker?.join()
+        worker = nil
+        if let workerFailure { throw workerFailure }
     }
 
-    private func drain(deadline: ContinuousClock.Instant? = nil) throws {
+    /// Stops the encode thread without finishing (after a failure or an abandoned run).
+    func abandon() {
+        jobs.close()
+        worker?.join()
+        worker = nil
+    }
+
+    // MARK: The encode thread: encoder and sink, one frame after another in order.
+
+    private enum Job {
+        case frame(Frame, duration: Int64)
+        case finish(ContinuousClock.Instant?)
+    }
+
+    private let jobs = StageQueue<Job>(capacity: 3)
+    private var worker: StageThread?
+    private let failure = Mutex<(any Error)?>(nil)
+    private var workerFailure: (any Error)? { failure.withLock { $0 } }
+    private let written = Atomic<Int>(0)
+    /// Written by the encode thread; read after it has been joined.
+    private var encodedEnd: Int64 = 0
+
+    var framesWritten: Int { written.load(ordering: .relaxed) }
+    var endPts: Int64 { encodedEnd }
+
+    private func startWorkerIfNeeded() {
+        guard worker == nil else { return }
+        worker = StageThread(name: "livefilter.encode") { [self] in encodeLoop() }
+    }
+
+    private func encodeLoop() {
+        var durations: [Int64: Int64] = [:]
+        var lastDuration: Int64 = 1
+        do {
+            while let job = try jobs.pop() {
+                switch job {
+                case let .frame(frame, duration):
+                    if !constantRate { durations[frame.presentationTimestamp] = duration }
+                    lastDuration = duration
+                    try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
+                    try drain(deadline: nil, durations: &durations, lastDuration: lastDuration)
+                case let .finish(deadline):
+                    try encoder.sendEndOfStream()
+                    try drain(deadline: deadline, durations: &durations, lastDuration: lastDuration)
+                    return
+                }
+            }
+        } catch {
+            failure.withLock { $0 = error }
+            jobs.close()
+        }
+    }
+
+    private func drain(deadline: ContinuousClock.Instant?, durations: inout [Int64: Int64], lastDuration: Int64) throws {
         while case let .packet(packet) = try timing.measure(.encode, { () throws(FFmpegError) in try encoder.receive() }) {
             if let deadline, ContinuousClock.now > deadline, framesWritten > 0 { return }
             // libx264 leaves durations at zero; muxers want them.
             let pts = packet.presentationTimestamp ?? 0
-            packet.duration = constantRate ? 1 : (packetDurations.removeValue(forKey: pts) ?? lastDuration)
-            endPts = max(endPts, pts + packet.duration)
-            framesWritten += 1
+            packet.duration = constantRate ? 1 : (durations.removeValue(forKey: pts) ?? lastDuration)
+            encodedEnd = max(encodedEnd, pts + packet.duration)
+            written.add(1, ordering: .relaxed)
             try timing.measure(.mux) { () throws(MediaError) in
                 try sink.write(packet, toStream: streamIndex, timeBase: encoder.timeBase)
             }
