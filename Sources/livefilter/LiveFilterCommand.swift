@@ -9,7 +9,8 @@ struct LiveFilterCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 ok; 1 processing failed; 2 usage error; 3 bad filter chain; 4 input missing or \
             unreadable; 5 input is not a media file; 6 no video stream; 7 output folder missing or not \
-            writable; 8 output exists (use --overwrite); 130 interrupted (SIGINT); 143 terminated (SIGTERM).
+            writable or disk full; 8 output exists (use --overwrite); 9 live input stalled; 10 input refused by a limit; \
+            130 interrupted (SIGINT); 143 terminated (SIGTERM).
             """,
         subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, EstimateCommand.self, PresetsCommand.self,
                       ServeCommand.self, LintCommand.self])
