@@ -399,9 +399,27 @@ private final class TranscodeRun {
         return summary.truncated
     }
 
-    /// How long a live input may deliver nothing before the run ends.
+    /// How long a live input may deliver nothing before the run ends: as asked, else 3 × the
+    /// playlist's target duration + 10 s.
     var stallTimeout: Duration {
-        config.stallTimeout ?? .seconds(3 * 4 + 10)
+        if let asked = config.stallTimeout { return asked }
+        return .seconds(3 * (Self.targetDuration(of: config.input, options: config.inputOptions) ?? 4) + 10)
+    }
+
+    /// EXT-X-TARGETDURATION of a playlist (of its first variant, for a master), if it can be read.
+    static func targetDuration(of url: String, options: InputOptions) -> Int? {
+        guard let text = try? fetchText(url, timeout: options.ioTimeout, maxBytes: 4 << 20),
+              let playlist = try? PlaylistParser.parse(text) else { return nil }
+        switch playlist {
+        case let .media(media):
+            return media.targetDuration > 0 ? media.targetDuration : nil
+        case let .master(master):
+            guard let first = master.variants.first, let base = URL(string: url),
+                  let variant = URL(string: first.uri, relativeTo: base)?.absoluteString,
+                  let text = try? fetchText(variant, timeout: options.ioTimeout, maxBytes: 4 << 20),
+                  case let .media(media)? = try? PlaylistParser.parse(text) else { return nil }
+            return media.targetDuration > 0 ? media.targetDuration : nil
+        }
     }
 
     /// `run` checks its own HLS output against RFC 8216 and the publishing rules.
