@@ -11,7 +11,7 @@ struct LiveFilterCommand: AsyncParsableCommand {
             unreadable; 5 input is not a media file; 6 no video stream; 7 output folder missing or not \
             writable; 8 output exists (use --overwrite); 130 interrupted (SIGINT); 143 terminated (SIGTERM).
             """,
-        subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, EstimateCommand.self, PresetsCommand.self,
+        subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, FiltersCommand.self, EstimateCommand.self, PresetsCommand.self,
                       ServeCommand.self, LintCommand.self])
 
     /// Parses, runs, and turns every failure into one `livefilter: error:` line and a documented code.
