@@ -1,3 +1,5 @@
+import Dispatch
+
 /// An ordered list of filters, written in the chain grammar as `filter ('|' filter)*` with
 /// `filter := name arg*` and `arg := value | key=value` (see `FilterCatalog.definitions`).
 public struct FilterChain: Sendable, CustomStringConvertible {
@@ -52,27 +54,37 @@ public final class ChainRenderer {
     public let inputSize: FrameSize
     public let outputSize: FrameSize
     private let stages: [(renderer: any FilterRenderer, output: RGBImage)]
+    /// One name per pass: the filter as written, or a fused run's filters joined by " + ".
+    public let passNames: [String]
+    /// With `measuresPasses` on, the wall time each pass has taken so far, in nanoseconds.
+    public private(set) var passNanoseconds: [UInt64]
+    /// Off by default: then `render` reads no clock.
+    public var measuresPasses = false
 
     public init(chain: FilterChain, inputSize: FrameSize) throws(FilterError) {
         self.inputSize = inputSize
         var renderers: [any FilterRenderer] = []
+        var names: [String] = []
         var size = inputSize
-        var pending: (transform: D4Transform, input: FrameSize)?
+        var pending: (transform: D4Transform, input: FrameSize, names: [String])?
         func flush() {
             if let p = pending, !p.transform.isIdentity {
                 renderers.append(D4Renderer(transform: p.transform, inputSize: p.input))
+                names.append(p.names.joined(separator: " + "))
             }
             pending = nil
         }
         for filter in chain.filters {
             if let d4 = (filter as? any D4Representable)?.d4Transform(for: size) {
-                pending = pending.map { ($0.transform.followed(by: d4), $0.input) } ?? (d4, size)
+                pending = pending.map { ($0.transform.followed(by: d4), $0.input, $0.names + [filter.description]) }
+                    ?? (d4, size, [filter.description])
                 size = d4.outputSize(for: size)
                 continue
             }
             flush()
             let renderer = try filter.makeRenderer(for: size)
             renderers.append(renderer)
+            names.append(filter.description)
             size = renderer.outputSize
         }
         flush()
@@ -85,6 +97,8 @@ public final class ChainRenderer {
             stages.append((renderer, output))
         }
         self.stages = stages
+        passNames = names
+        passNanoseconds = Array(repeating: 0, count: stages.count)
     }
 
     /// Filters `source` (sized `inputSize`). The result is owned by the renderer and valid until
@@ -92,8 +106,10 @@ public final class ChainRenderer {
     public func render(_ source: RGBImage) -> RGBImage {
         precondition(source.size == inputSize, "ChainRenderer made for \(inputSize), got \(source.size)")
         var current = source
-        for stage in stages {
+        for (index, stage) in stages.enumerated() {
+            let start = measuresPasses ? DispatchTime.now().uptimeNanoseconds : 0
             stage.renderer.render(current, into: stage.output)
+            if measuresPasses { passNanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start }
             current = stage.output
         }
         return current

@@ -93,12 +93,15 @@ enum PlayerPage {
         <script>
           const v = document.getElementById('v');
           const out = document.getElementById('stats');
-          window.livefilterStats = { frames: 0, currentTime: 0, error: null };
+          window.livefilterStats = { frames: 0, currentTime: 0, error: null, retries: 0 };
+          // The playlist may not exist yet (run --serve): retry every 2 s for a minute.
           v.addEventListener('error', () => {
             window.livefilterStats.error = v.error ? v.error.code + ' ' + v.error.message : 'error';
             out.textContent = 'error: ' + window.livefilterStats.error;
             document.title = 'livefilter error';
+            if (window.livefilterStats.retries++ < 30) setTimeout(() => { v.load(); v.play().catch(() => {}); }, 2000);
           });
+          v.addEventListener('playing', () => { window.livefilterStats.error = null; });
           function tick() {
             const q = v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality() : null;
             const frames = q ? q.totalVideoFrames : (v.webkitDecodedFrameCount || 0);

@@ -66,6 +66,8 @@ public struct JobProgress: Sendable {
     public var bytes: Int64 = 0
     /// Wall time per pipeline stage so far.
     public var timings = StageTimings()
+    /// Wall time per pass of the filter chain so far.
+    public var filterPasses: [FilterPassTime] = []
 
     /// Seconds of input audio processed, when there is audio.
     public var audioTime: Double?
@@ -118,6 +120,8 @@ public struct JobSummary: Sendable {
     public var videoPath: VideoPath
     public var audioPath: AudioPath
     public var framesDecoded = 0
+    /// Wall time per pass of the filter chain.
+    public var filterPasses: [FilterPassTime] = []
     public var framesWritten = 0
     public var framesFiltered = 0
     public var framesDropped = 0

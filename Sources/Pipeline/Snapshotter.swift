@@ -4,8 +4,10 @@ import MediaIO
 /// Single filtered frames at chosen times: for `livefilter snapshot`, contact sheets and
 /// before/after comparisons.
 public final class Snapshotter {
-    public let demuxer: Demuxer
-    private let decoder: Decoder
+    public private(set) var demuxer: Demuxer
+    private var decoder: Decoder
+    private let input: String
+    private let inputOptions: InputOptions
     private let toRGB: FrameToRGB
     private let source: RGBImage
     private let upright: ChainRenderer
@@ -16,6 +18,8 @@ public final class Snapshotter {
     /// Opens the input; `chain` runs after the orientation fix (when `orientation` is `.auto`).
     public init(input: String, chain: FilterChain, orientation: OrientationPolicy = .auto,
                 inputOptions: InputOptions = InputOptions()) throws(JobError) {
+        self.input = input
+        self.inputOptions = inputOptions
         do {
             demuxer = try Demuxer(url: input, options: inputOptions)
             decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
@@ -59,9 +63,32 @@ public final class Snapshotter {
         return (beforeCopy, afterCopy)
     }
 
+    /// Seeks before `seconds` and decodes forward. Indexed containers land on a keyframe at or before
+    /// the target; MPEG-TS (no index) can land after it, even when asked for its start, so when the
+    /// first frame decoded is already past the target, or none decodes, start further back, and in the
+    /// end open the input again and decode from its first packet.
     private func decodeFrame(at seconds: Double) throws -> Frame {
-        try demuxer.seek(to: seconds)
-        decoder.flush()
+        var back = 0.0
+        while true {
+            let start = max(0, seconds - back)
+            if let frame = try decodeFrame(at: seconds, seekingTo: start, fromStart: start == 0) { return frame }
+            if start == 0 {
+                throw MediaError.notMediaFile(demuxer.url, reason: "no video frame could be decoded near \(seconds) s")
+            }
+            back = back == 0 ? 2 : back * 4
+        }
+    }
+
+    /// The newest frame with time ≤ `seconds` after seeking to `start`, or nil when the first frame
+    /// decoded is later than that (unless `fromStart`: then the first frame is the answer).
+    private func decodeFrame(at seconds: Double, seekingTo start: Double, fromStart: Bool) throws -> Frame? {
+        if fromStart {
+            demuxer = try Demuxer(url: input, options: inputOptions)
+            decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
+        } else {
+            try demuxer.seek(to: start)
+            decoder.flush()
+        }
         let tb = demuxer.video.timeBase.doubleValue
         let target = Int64((seconds / tb).rounded()) + origin
         let packet = Packet()
@@ -84,11 +111,11 @@ public final class Snapshotter {
             switch output {
             case let .frame(f):
                 let pts = f.timestamp ?? target
-                if pts <= target || best == nil { best = f }
-                if pts > target { return best! }
+                if pts <= target { best = f; continue }
+                if best == nil && !fromStart { return nil }
+                return best ?? f
             case .endOfStream:
-                if let best { return best }
-                throw MediaError.notMediaFile(demuxer.url, reason: "no video frame could be decoded near \(seconds) s")
+                return best
             case .needsInput:
                 continue
             }

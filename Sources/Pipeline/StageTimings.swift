@@ -1,5 +1,12 @@
 import Dispatch
 
+/// Wall time of one pass of the chain renderer: a filter, or a fused run of mirrors and quarter turns
+/// (named "rotate 90 + mirror horizontal").
+public struct FilterPassTime: Sendable {
+    public var name: String
+    public var nanoseconds: UInt64
+}
+
 /// Wall time spent in each stage of the pipeline, for `--stats` and the benchmark.
 public struct StageTimings: Sendable {
     public enum Stage: String, CaseIterable, Sendable {

@@ -134,8 +134,11 @@ final class FrameFilter {
         } catch {
             throw .invalidSettings(error.description)
         }
+        self.chain.measuresPasses = true
         self.timing = timing
     }
+
+    var passes: [FilterPassTime] { zip(chain.passNames, chain.passNanoseconds).map(FilterPassTime.init) }
 
     /// The filtered picture; valid until the next call.
     func filter(_ frame: Frame) throws -> RGBImage {
@@ -479,6 +482,7 @@ private final class TranscodeRun {
             summary.bytes = size.int64Value
         }
         summary.timings = timing.timings
+        summary.filterPasses = filter?.passes ?? []
         summary.wallTime = seconds(since: start)
         reportIfDue(progress, force: true)
         return summary
@@ -504,6 +508,7 @@ private final class TranscodeRun {
         if force, let t = summary.ticks { p.dropped = t.droppedFrames; p.repeated = t.repeatedTicks }
         p.bytes = force ? summary.bytes : sinks.reduce(0) { $0 + $1.bytesWritten }
         p.timings = timing.timings
+        p.filterPasses = filter?.passes ?? []
         progress(p)
     }
 

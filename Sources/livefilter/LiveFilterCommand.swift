@@ -12,7 +12,7 @@ struct LiveFilterCommand: AsyncParsableCommand {
             writable or disk full; 8 output exists (use --overwrite); 9 live input stalled; 10 input refused by a limit; \
             130 interrupted (SIGINT); 143 terminated (SIGTERM).
             """,
-        subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, EstimateCommand.self, PresetsCommand.self,
+        subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, FiltersCommand.self, EstimateCommand.self, PresetsCommand.self,
                       ServeCommand.self, LintCommand.self])
 
     /// Parses, runs, and turns every failure into one `livefilter: error:` line and a documented code.

@@ -31,6 +31,8 @@ struct ProgressRecord: Encodable {
     var elapsed: Double
     /// Milliseconds per frame in each stage so far.
     var stageMilliseconds: [String: Double]
+    /// Milliseconds per filtered frame in each pass of the chain so far, by filter as written.
+    var filterMilliseconds: [String: Double]
 
     init(_ p: JobProgress) {
         phase = p.phase.rawValue
@@ -49,11 +51,36 @@ struct ProgressRecord: Encodable {
         bytes = p.bytes
         elapsed = p.elapsed.rounded(to: 3)
         stageMilliseconds = StageReport.perFrame(p.timings, decoded: p.framesDecoded, filtered: p.filtered, written: p.framesWritten)
+        filterMilliseconds = StageReport.perFrame(p.filterPasses, filtered: p.filtered)
     }
 
     enum CodingKeys: String, CodingKey {
         case schema, phase, time, duration, fraction, ticks, filtered, dropped, repeated, fps, speed, eta, bytes, elapsed
         case framesDecoded = "frames_decoded", framesWritten = "frames_written", stageMilliseconds = "stage_ms"
+        case filterMilliseconds = "filter_ms"
+    }
+
+    /// Every key on every line: what is not known yet (duration, fraction, eta of a live input) is null.
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(schema, forKey: .schema)
+        try c.encode(phase, forKey: .phase)
+        try c.encode(time, forKey: .time)
+        try c.encode(duration, forKey: .duration)
+        try c.encode(fraction, forKey: .fraction)
+        try c.encode(framesDecoded, forKey: .framesDecoded)
+        try c.encode(framesWritten, forKey: .framesWritten)
+        try c.encode(ticks, forKey: .ticks)
+        try c.encode(filtered, forKey: .filtered)
+        try c.encode(dropped, forKey: .dropped)
+        try c.encode(repeated, forKey: .repeated)
+        try c.encode(fps, forKey: .fps)
+        try c.encode(speed, forKey: .speed)
+        try c.encode(eta, forKey: .eta)
+        try c.encode(bytes, forKey: .bytes)
+        try c.encode(elapsed, forKey: .elapsed)
+        try c.encode(stageMilliseconds, forKey: .stageMilliseconds)
+        try c.encode(filterMilliseconds, forKey: .filterMilliseconds)
     }
 }
 
@@ -81,6 +108,20 @@ enum StageReport {
             }
             guard frames > 0 else { continue }
             out[key(stage)] = (t.totalMilliseconds(stage) / Double(frames)).rounded(to: 3)
+        }
+        return out
+    }
+
+    /// ms per filtered frame for each pass of the chain, keyed by the filter as written (a fused run
+    /// of mirrors and quarter turns is one pass, "rotate 90 + mirror horizontal"); a repeated name gets " #2".
+    static func perFrame(_ passes: [FilterPassTime], filtered: Int) -> [String: Double] {
+        guard filtered > 0 else { return [:] }
+        var out: [String: Double] = [:]
+        for pass in passes {
+            var name = pass.name
+            var n = 2
+            while out[name] != nil { name = "\(pass.name) #\(n)"; n += 1 }
+            out[name] = (Double(pass.nanoseconds) / 1e6 / Double(filtered)).rounded(to: 3)
         }
         return out
     }

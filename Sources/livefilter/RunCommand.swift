@@ -44,8 +44,15 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("y"), .long], help: "Replace an existing output.")
     var overwrite = false
 
+    @Option(help: "HLS output: serve its folder over HTTP at HOST:PORT during the run, with a player page at /.")
+    var serve: ListenAddress?
+
+    @Flag(help: "With --serve: keep serving after the run until Ctrl-C.")
+    var serveAfter = false
+
     func validate() throws {
         if progressFile != nil && progress != .json { throw ValidationError("--progress-file needs --progress json") }
+        try Serving.validate(serve: serve, after: serveAfter, output: output)
     }
 
     func run() async throws {
@@ -56,12 +63,14 @@ struct RunCommand: AsyncParsableCommand {
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
         let job: TranscodeJob
         do {
-            job = try TranscodeJob(configuration: config)
+            job = try Serving.job(config, serving: serve != nil)
         } catch {
             throw CommandFailure(error, context: NetworkWarnings.drain().last)
         }
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
         let signals = StopSignals()
+        let server = try serve.map { try Serving.start(output: output, at: $0) }
+        defer { server?.stop() }
         let bar = ProgressBar(enabled: !quiet && (progress == .bar || (progress == .auto && Terminal.isInteractive)))
         let json = progress == .json ? try JSONProgressWriter(path: progressFile) : nil
         let summary: JobSummary
@@ -94,5 +103,6 @@ struct RunCommand: AsyncParsableCommand {
             if !quiet { Terminal.line("livefilter: stopped by signal \(sig); the output holds what was done") }
             throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)
         }
+        if serveAfter, let server { Serving.keepServing(server, until: signals) }
     }
 }

@@ -26,6 +26,7 @@ struct RunReport: Encodable {
     var wallTime: Double
     var interrupted: Bool
     var stageMilliseconds: [String: Double]
+    var filterMilliseconds: [String: Double]
     var ticks: Ticks?
 
     struct Ticks: Encodable {
@@ -61,6 +62,7 @@ struct RunReport: Encodable {
         wallTime = s.wallTime.rounded(to: 3)
         interrupted = s.interrupted
         stageMilliseconds = StageReport.perFrame(s.timings, decoded: s.framesDecoded, filtered: s.framesFiltered, written: s.framesWritten)
+        filterMilliseconds = StageReport.perFrame(s.filterPasses, filtered: s.framesFiltered)
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   maximumLatency: $0.maximumLatency.secondsValue, latenessP50: $0.latenessP50.secondsValue,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HTTPServer
+import Pipeline
 
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,6 +45,41 @@ struct ListenAddress: ExpressibleByArgument {
 }
 
 enum Serving {
+    /// `run --serve` needs an HLS output; `--serve-after` needs `--serve`.
+    static func validate(serve: ListenAddress?, after: Bool, output: String) throws {
+        if after && serve == nil { throw ValidationError("--serve-after needs --serve HOST:PORT") }
+        if serve != nil && !output.lowercased().hasSuffix(".m3u8") {
+            throw ValidationError("--serve needs an HLS output (-o DIR/NAME.m3u8), got '\(output)'")
+        }
+    }
+
+    /// For `run --serve`: serves the output's folder, the player page playing the output playlist
+    /// (which appears with the first segment; the page retries until then).
+    static func start(output: String, at address: ListenAddress) throws -> HTTPServer {
+        let url = URL(fileURLWithPath: output)
+        let folder = url.deletingLastPathComponent().path
+        let server = try start(folder: folder, playlist: url.lastPathComponent, at: address)
+        Terminal.line("serving \(folder) at \(server.baseURL)/ (player page; playlist \(server.baseURL)/\(url.lastPathComponent))")
+        return server
+    }
+
+    /// The job; with `--serve` on a file input and no `--hls-playlist`, the playlist is EVENT instead of
+    /// VOD, so it is published after every segment and the page plays during the run (ENDLIST at the end).
+    static func job(_ config: JobConfiguration, serving: Bool) throws(JobError) -> TranscodeJob {
+        let job = try TranscodeJob(configuration: config)
+        guard serving, config.hlsPlaylistType == nil, !job.demuxer.isLive else { return job }
+        var event = config
+        event.hlsPlaylistType = .event
+        return try TranscodeJob(configuration: event)
+    }
+
+    /// After the run (`--serve-after`): serves until SIGINT or SIGTERM, then returns (exit 0).
+    static func keepServing(_ server: HTTPServer, until signals: StopSignals) {
+        Terminal.line("finished; still serving at \(server.baseURL)/ (Ctrl-C to stop)")
+        while signals.signal == nil { usleep(100_000) }
+        server.stop()
+    }
+
     static func start(folder: String, playlist: String?, at address: ListenAddress) throws -> HTTPServer {
         let files = StaticFiles(root: folder, playlist: playlist)
         do {

@@ -12,7 +12,7 @@ struct SnapshotCommand: ParsableCommand {
     @Argument(help: "Input file or URL.")
     var input: String
 
-    @Option(help: "Time in seconds (default: the middle of the input).")
+    @Option(help: "Time in seconds: the newest frame at or before it (default: the middle of the input; past the end is an error).")
     var at: Double?
 
     @Option(help: "Filter chain.")
@@ -59,7 +59,12 @@ struct SnapshotCommand: ParsableCommand {
             if let grid {
                 image = try contactSheet(snapshotter, grid: grid, duration: duration)
             } else {
-                let time = min(at ?? duration / 2, max(0, duration - 0.001))
+                // The newest frame with time ≤ --at; a time past the end is refused rather than guessed.
+                if let at, let end = snapshotter.duration, at > end {
+                    throw CommandFailure(String(format: "--at %g s is past the end of the input (%.3f s long); give a time from 0 to %.3f",
+                                                at, end, end), code: .usage)
+                }
+                let time = at ?? duration / 2
                 let shot: (before: RGBImage, after: RGBImage)
                 do { shot = try snapshotter.frame(at: time) } catch { throw CommandFailure(error) }
                 image = compare ? sideBySide(shot.before, shot.after) : shot.after

@@ -1,0 +1,84 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal HTTP/1.1 client on a plain socket, so a test can send request targets that URL types
+/// would normalise away (`/../x`, `/%2e%2e/x`) and see the server's exact answer.
+struct RawHTTPResponse: Sendable {
+    var status: Int
+    /// Header names lower-cased.
+    var headers: [String: String]
+    var body: Data
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+enum RawHTTP {
+    /// Sends `METHOD target HTTP/1.1` to 127.0.0.1:`port` and reads the answer until the server closes
+    /// (the server under test always sends `Connection: close`). Throws when nothing listens there.
+    static func request(port: Int, _ target: String, method: String = "GET", timeout: Int = 10) throws -> RawHTTPResponse {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ToolFailure("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw ToolFailure("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+        let head = Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://example.test\r\n\r\n".utf8)
+        guard send(fd, head, head.count, Int32(MSG_NOSIGNAL)) == head.count else { throw ToolFailure("send failed") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n < 0 { throw ToolFailure("recv: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+        }
+        guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else { throw ToolFailure("no HTTP head in \(bytes.count) bytes") }
+        let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw ToolFailure("bad status line '\(lines[0])'") }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return RawHTTPResponse(status: status, headers: headers, body: Data(bytes[end.upperBound...]))
+    }
+
+    /// A port that was free a moment ago (bound to 0, read, released), for a child process to listen on.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw ToolFailure("bind: \(String(cString: strerror(errno)))") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    /// Polls until something answers on `port` (or `timeout` passes).
+    static func waitUntilListening(port: Int, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if (try? request(port: port, "/favicon.ico", method: "HEAD", timeout: 2)) != nil { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// Real playback: `scripts/browser-check.sh` makes HLS with livefilter, serves it with
+    /// `livefilter serve` and plays the player page in headless Chromium. Runs only where Debian's
+    /// chromium (and python3, for the DevTools client) are installed; the test never installs them.
+    @Suite("Visual: browser playback")
+    struct VisualBrowser {
+        static let chromium = ["/usr/bin/chromium", "/usr/local/bin/chromium"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        static let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+        static let available = chromium != nil && python
+
+        @Test("headless Chromium plays the served HLS: frames decoded and currentTime advancing",
+              .enabled(if: available, "needs chromium and python3: run scripts/browser-check.sh (it installs chromium with apt-get)"),
+              .timeLimit(.minutes(3)))
+        func browserPlaysServedHLS() async throws {
+            let binary = try LiveFilter.binary()
+            let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                  ["LIVEFILTER_BIN=\(binary.path)", "bash", script.path, "--no-install", "--seconds", "10"],
+                                                  timeout: .seconds(120))
+            #expect(result.succeeded, "browser-check: \(result.stdoutText)\n\(result.summary)")
+            let stats = try #require(result.stdoutText.split(separator: "\n").first { $0.hasPrefix("browser-check: stats ") })
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(stats.dropFirst("browser-check: stats ".count).utf8)) as? [String: Any])
+            #expect((json["frames"] as? Int ?? 0) > 0, "frames decoded: \(json)")
+            let first = json["first_currentTime"] as? Double ?? 0, last = json["currentTime"] as? Double ?? 0
+            #expect(last > first && last >= 1, "currentTime advanced: \(first) → \(last)")
+            #expect(json["size"] as? String == "640x360")
+            #expect(json["error"] == nil || json["error"] is NSNull, "player error: \(json)")
+        }
+    }
+}

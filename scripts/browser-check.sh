@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
+# that its clock advances.
+#
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT]
+#
+# 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
+# 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8`,
+# 3. serves DIR with `livefilter serve DIR --listen 127.0.0.1:0` (any free port),
+# 4. opens the player page (/) in `chromium --headless=new`, driven over the DevTools protocol on a
+#    pipe (--remote-debugging-pipe: NUL-separated JSON on fds 3 and 4, no WebSocket client needed),
+#    and every half second reads window.livefilterStats (frames decoded, currentTime, errors),
+# 5. passes when frames > 0 and currentTime advanced; the browser and the server are always stopped.
+#
+# Exit 0 played, 1 did not play (the samples are printed), 77 skipped (no chromium and --no-install,
+# or no python3). LIVEFILTER_BIN picks the binary (default: a release build in .build).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+install=1
+seconds=6
+input="$root/samples/landscape.mp4"
+chain="mirror | blur 2"
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --no-install) install=0 ;;
+        --seconds) seconds="$2"; shift ;;
+        --input) input="$2"; shift ;;
+        --chain) chain="$2"; shift ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+say() { echo "browser-check: $*"; }
+
+browser="$(command -v chromium || true)"
+if [[ -z "$browser" ]]; then
+    if [[ "$install" -eq 0 ]]; then say "skipped: chromium is not installed (apt-get install -y chromium)"; exit 77; fi
+    say "installing chromium (apt-get)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+    browser="$(command -v chromium)"
+fi
+if ! command -v python3 >/dev/null; then say "skipped: python3 is needed for the DevTools client"; exit 77; fi
+
+bin="${LIVEFILTER_BIN:-}"
+if [[ -z "$bin" ]]; then
+    (cd "$root" && swift build -c release >/dev/null)
+    bin="$root/.build/release/livefilter"
+fi
+
+work="$(mktemp -d /tmp/livefilter-browser-XXXXXX)"
+server_pid=""
+cleanup() {
+    if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir "$work/hls"
+"$bin" run "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --quiet
+
+"$bin" serve "$work/hls" --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+server_pid=$!
+url=""
+for _ in $(seq 50); do
+    url="$(grep -o 'http://[0-9.:]*/' "$work/serve.log" || true)"
+    [[ -n "$url" ]] && break
+    sleep 0.1
+done
+if [[ -z "$url" ]]; then say "FAILED: livefilter serve did not start: $(cat "$work/serve.log")"; exit 1; fi
+
+status=0
+say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seconds}s"
+CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 40))" \
+    python3 - "$url" "$seconds" "$work/profile" <<'PY' || status=$?
+import json, os, select, signal, subprocess, sys, time
+
+url, seconds, profile = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+
+def child_setup():
+    # The browser reads DevTools commands on fd 3 and answers on fd 4; its own process group, so
+    # the whole tree (zygote, renderers, GPU process) is killed together.
+    r, w = os.dup(to_browser_r), os.dup(from_browser_w)
+    os.dup2(r, 3); os.dup2(w, 4)
+    os.set_inheritable(3, True); os.set_inheritable(4, True)
+    os.setsid()
+
+to_browser_r, to_browser_w = os.pipe()
+from_browser_r, from_browser_w = os.pipe()
+log = open(profile + ".log", "w")
+browser = subprocess.Popen(
+    [os.environ["CHROMIUM"], "--headless=new", "--no-sandbox", "--disable-gpu", "--mute-audio", "--no-first-run",
+     "--autoplay-policy=no-user-gesture-required", "--user-data-dir=" + profile, "--remote-debugging-pipe",
+     "about:blank"],
+    preexec_fn=child_setup, pass_fds=(3, 4), stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+os.close(to_browser_r); os.close(from_browser_w)
+
+pending, last_id = b"", 0
+def call(method, params=None, session=None, timeout=15):
+    global pending, last_id
+    last_id += 1
+    message = {"id": last_id, "method": method, "params": params or {}}
+    if session: message["sessionId"] = session
+    os.write(to_browser_w, json.dumps(message).encode() + b"\0")
+    deadline = time.monotonic() + timeout
+    while True:
+        while b"\0" in pending:
+            raw, pending = pending.split(b"\0", 1)
+            answer = json.loads(raw)
+            if answer.get("id") == last_id:
+                if "error" in answer: raise RuntimeError(f"{method}: {answer['error']}")
+                return answer.get("result", {})
+        left = deadline - time.monotonic()
+        if left <= 0: raise TimeoutError(f"{method}: no answer from the browser in {timeout}s")
+        if select.select([from_browser_r], [], [], left)[0]:
+            chunk = os.read(from_browser_r, 1 << 16)
+            if not chunk: raise RuntimeError("the browser closed the DevTools pipe (see its log)")
+            pending += chunk
+
+samples, ok = [], False
+try:
+    target = call("Target.createTarget", {"url": url})["targetId"]
+    session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    expression = ("JSON.stringify(Object.assign({}, window.livefilterStats || {}, {title: document.title,"
+                  " width: (document.querySelector('video') || {}).videoWidth,"
+                  " height: (document.querySelector('video') || {}).videoHeight}))")
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        time.sleep(0.5)
+        value = call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)["result"].get("value")
+        sample = json.loads(value or "{}")
+        samples.append(sample)
+        times = [s.get("currentTime") or 0 for s in samples]
+        if (sample.get("frames") or 0) > 0 and len(times) >= 2 and times[-1] > times[0] and times[-1] >= 1.0:
+            ok = True
+            break
+    try: call("Browser.close", timeout=5)
+    except Exception: pass
+except Exception as error:
+    print(f"browser-check: DevTools: {error}", file=sys.stderr)
+finally:
+    try: browser.wait(timeout=5)
+    except subprocess.TimeoutExpired: pass
+    try: os.killpg(browser.pid, signal.SIGKILL)
+    except ProcessLookupError: pass
+    browser.wait()
+
+last = samples[-1] if samples else {}
+summary = {"ok": ok, "frames": last.get("frames"), "currentTime": last.get("currentTime"),
+           "first_currentTime": samples[0].get("currentTime") if samples else None,
+           "size": f"{last.get('width')}x{last.get('height')}", "error": last.get("error"), "samples": len(samples)}
+print("browser-check: stats " + json.dumps(summary))
+if not ok:
+    for s in samples: print("browser-check: sample " + json.dumps(s), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+
+if [[ $status -eq 0 ]]; then say "ok: the browser decoded frames and its clock advanced"; else say "FAILED: no playback"; fi
+exit $status
