@@ -50,6 +50,9 @@ final class AudioStage {
     /// and audio that would overlap what was already written is dropped, keeping A/V in sync.
     private var shift: Int64 = 0
     private var writtenEnd: Int64 = .min
+    /// The last copied packet's timestamp: a damaged input (corrupt TS) can repeat or reverse it,
+    /// which the muxer refuses as fatal, so such a packet is dropped and counted instead.
+    private var lastCopiedPts: Int64 = .min
     /// Seconds of input audio handled so far.
     private(set) var mediaTime = 0.0
 
@@ -72,6 +75,10 @@ final class AudioStage {
             packet.shiftTimestamps(by: origin + shift)
             let pts = packet.presentationTimestamp ?? writtenEnd
             if shift > 0, pts < writtenEnd { return }
+            if packet.presentationTimestamp != nil {
+                guard pts > lastCopiedPts else { damagedPackets += 1; return }
+                lastCopiedPts = pts
+            }
             writtenEnd = max(writtenEnd, pts + max(packet.duration, 1))
             try write(packet, timeBase: copyTimeBase)
         case .aac:
