@@ -390,6 +390,7 @@ public final class HLSWriter: PacketSink {
     }
 
     private func checkSink() throws(MediaError) {
+        if AtomicFile.isDiskFull(sink.failure) { throw .diskFull(playlistPath) }
         if let reason = sink.failureText { throw .outputNotWritable(sink.file?.temporaryPath ?? playlistPath, reason: reason) }
     }
 
