@@ -86,14 +86,25 @@ static inline int lf_channel_layout_default(AVChannelLayout *l, int channels) {
     return 0;
 }
 
-/// Interrupt callback: aborts blocking I/O when *flag becomes non-zero.
+/// Interrupt state: `stop` aborts blocking I/O at once; a non-zero `deadline` (av_gettime_relative
+/// microseconds) aborts an operation that outlives it, e.g. a server trickling one byte a second,
+/// which a per-read timeout (rw_timeout) never catches.
+typedef struct { volatile int stop; volatile int64_t deadline; } lf_interrupt_state;
+
 static int lf_interrupt_cb(void *opaque) {
-    const volatile int *flag = (const volatile int *)opaque;
-    return flag && *flag;
+    const lf_interrupt_state *s = (const lf_interrupt_state *)opaque;
+    return s && (s->stop || (s->deadline && av_gettime_relative() > s->deadline));
 }
-static inline void lf_set_interrupt(AVFormatContext *ctx, volatile int *flag) {
+static inline void lf_set_interrupt(AVFormatContext *ctx, lf_interrupt_state *state) {
     ctx->interrupt_callback.callback = lf_interrupt_cb;
-    ctx->interrupt_callback.opaque = (void *)flag;
+    ctx->interrupt_callback.opaque = (void *)state;
+}
+/// Arms the deadline `micros` from now (0 disarms).
+static inline void lf_interrupt_arm(lf_interrupt_state *s, int64_t micros) {
+    s->deadline = micros > 0 ? av_gettime_relative() + micros : 0;
+}
+static inline int lf_interrupt_expired(const lf_interrupt_state *s) {
+    return s->deadline && av_gettime_relative() > s->deadline;
 }
 
 static inline void lf_log_quiet(int level) { av_log_set_level(level); }
