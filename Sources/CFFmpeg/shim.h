@@ -26,6 +26,7 @@ static inline int lf_averror(int e) { return AVERROR(e); }
 static inline int lf_averror_eof(void) { return AVERROR_EOF; }
 static inline int lf_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int lf_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int lf_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 static inline int lf_averror_exit(void) { return AVERROR_EXIT; }
 static inline int lf_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
 static inline int lf_averror_encoder_not_found(void) { return AVERROR_ENCODER_NOT_FOUND; }
