@@ -144,8 +144,20 @@ public final class Demuxer {
         }
         context = opened
 
-        // Decoders probing the streams refuse pictures over the limit instead of allocating them.
+        // A size the container's header states is refused before probing: FFmpeg's probe would
+        // reset an invalid size (65535x65535) to 0 and report "no video stream" instead.
         let streamCount = Int(opened.pointee.nb_streams)
+        for i in 0..<streamCount {
+            guard let par = opened.pointee.streams[i]?.pointee.codecpar, par.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
+            let w = Int(par.pointee.width), h = Int(par.pointee.height)
+            if w * h > options.maxPixels || w > 16384 || h > 16384 {
+                var c: UnsafeMutablePointer<AVFormatContext>? = opened
+                avformat_close_input(&c)
+                interruptFlag.deallocate()
+                throw .inputTooLarge(url, reason: "its header says \(w)x\(h), over the limit of \(options.maxPixels) pixels (--max-pixels)")
+            }
+        }
+        // Decoders probing the streams refuse pictures over the limit instead of allocating them.
         var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
         for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
         let infoCode = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
