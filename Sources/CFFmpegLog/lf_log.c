@@ -52,6 +52,8 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
     }
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
     if (n == 0) { pthread_mutex_unlock(&mutex); return; }
+    /* Some messages span lines ("…unspecified size\nConsider increasing…"): one line each. */
+    for (size_t i = 0; i < n; i++) if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';
     memcpy(ring[head % RING], line, n + 1);
     head++;
     if (head - tail > RING) tail = head - RING;
