@@ -13,6 +13,7 @@ extension EndToEnd {
         /// A failure in bounded time: documented code, one error line, nothing at the output path.
         static func expectBoundedFailure(_ result: ProcessResult, seconds: Double, limit: Double, output: URL,
                                          sourceLocation: SourceLocation = #_sourceLocation) {
+            print("bounded failure: exit \(result.status) after \(String(format: "%.1f", seconds)) s: \(result.stderrLines.last ?? "")")
             #expect(!result.timedOut && seconds < limit, "took \(seconds) s: \(result.summary)", sourceLocation: sourceLocation)
             #expect(inputFailureCodes.contains(result.status), "\(result.summary)", sourceLocation: sourceLocation)
             expectOneLineError(result, result.status, sourceLocation: sourceLocation)
