@@ -14,7 +14,7 @@ while [[ $# -gt 0 && "$1" != "--" ]]; do sanitizers+=("$1"); shift; done
 [[ "${1:-}" == "--" ]] && shift
 [[ ${#sanitizers[@]} -eq 0 ]] && sanitizers=(address thread)
 filters=("$@")
-[[ ${#filters[@]} -eq 0 ]] && filters=(--filter 'FiltersTests|PipelineTests|HLSTests')
+[[ ${#filters[@]} -eq 0 ]] && filters=(--filter '^(FiltersTests|PipelineTests|HLSTests)\.')
 # Leaks in FFmpeg's and the runtime's one-time allocations are not what this is for.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1}"
