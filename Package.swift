@@ -37,6 +37,9 @@ let package = Package(
             "Pipeline", "Filters", "MediaIO", "HLS", "HTTPServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // libFuzzer targets (scripts/fuzz.sh); an ordinary build makes corpus replay tools of them.
+        .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters"]),
+        .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),

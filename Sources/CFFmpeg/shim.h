@@ -26,6 +26,7 @@ static inline int lf_averror(int e) { return AVERROR(e); }
 static inline int lf_averror_eof(void) { return AVERROR_EOF; }
 static inline int lf_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int lf_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int lf_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 static inline int lf_averror_exit(void) { return AVERROR_EXIT; }
 static inline int lf_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
 static inline int lf_averror_encoder_not_found(void) { return AVERROR_ENCODER_NOT_FOUND; }
@@ -86,14 +87,25 @@ static inline int lf_channel_layout_default(AVChannelLayout *l, int channels) {
     return 0;
 }
 
-/// Interrupt callback: aborts blocking I/O when *flag becomes non-zero.
+/// Interrupt state: `stop` aborts blocking I/O at once; a non-zero `deadline` (av_gettime_relative
+/// microseconds) aborts an operation that outlives it, e.g. a server trickling one byte a second,
+/// which a per-read timeout (rw_timeout) never catches.
+typedef struct { volatile int stop; volatile int64_t deadline; } lf_interrupt_state;
+
 static int lf_interrupt_cb(void *opaque) {
-    const volatile int *flag = (const volatile int *)opaque;
-    return flag && *flag;
+    const lf_interrupt_state *s = (const lf_interrupt_state *)opaque;
+    return s && (s->stop || (s->deadline && av_gettime_relative() > s->deadline));
 }
-static inline void lf_set_interrupt(AVFormatContext *ctx, volatile int *flag) {
+static inline void lf_set_interrupt(AVFormatContext *ctx, lf_interrupt_state *state) {
     ctx->interrupt_callback.callback = lf_interrupt_cb;
-    ctx->interrupt_callback.opaque = (void *)flag;
+    ctx->interrupt_callback.opaque = (void *)state;
+}
+/// Arms the deadline `micros` from now (0 disarms).
+static inline void lf_interrupt_arm(lf_interrupt_state *s, int64_t micros) {
+    s->deadline = micros > 0 ? av_gettime_relative() + micros : 0;
+}
+static inline int lf_interrupt_expired(const lf_interrupt_state *s) {
+    return s->deadline && av_gettime_relative() > s->deadline;
 }
 
 static inline void lf_log_quiet(int level) { av_log_set_level(level); }

@@ -9,6 +9,7 @@
 #define LINE 320
 
 static char ring[RING][LINE];
+static char partial[LINE];
 static unsigned head = 0, tail = 0;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static int verbose_output = 0;
@@ -34,9 +35,25 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
     char line[LINE];
     vsnprintf(line, sizeof line, fmt, vl);
     size_t n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-    if (n == 0) return;
     pthread_mutex_lock(&mutex);
+    /* FFmpeg builds some lines from several calls ("Packet corrupt (…)" then ".\n"): keep a
+       fragment without a newline and report it with the rest, as one line. */
+    if (n == 0 || (line[n - 1] != '\n' && n < sizeof line - 1)) {
+        strncat(partial, line, sizeof partial - strlen(partial) - 1);
+        pthread_mutex_unlock(&mutex);
+        return;
+    }
+    if (partial[0]) {
+        char joined[LINE];
+        snprintf(joined, sizeof joined, "%s%s", partial, line);
+        partial[0] = 0;
+        memcpy(line, joined, sizeof line);
+        n = strlen(line);
+    }
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+    if (n == 0) { pthread_mutex_unlock(&mutex); return; }
+    /* Some messages span lines ("…unspecified size\nConsider increasing…"): one line each. */
+    for (size_t i = 0; i < n; i++) if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';
     memcpy(ring[head % RING], line, n + 1);
     head++;
     if (head - tail > RING) tail = head - RING;

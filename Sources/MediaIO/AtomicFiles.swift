@@ -9,6 +9,9 @@ enum AtomicFile {
 
     static func temporaryPath(for path: String) -> String { path + ".tmp" }
 
+    /// Whether a write's errno means the file system is full or the file hit its size limit.
+    static func isDiskFull(_ code: Int32) -> Bool { code == ENOSPC || code == EFBIG || code == EDQUOT }
+
     /// Writes `bytes` to `path` atomically.
     static func write(_ bytes: some Collection<UInt8>, to path: String) throws(MediaError) {
         let file = try OpenFile(creating: temporaryPath(for: path))
@@ -59,6 +62,7 @@ final class OpenFile {
 
     func append(_ bytes: [UInt8]) throws(MediaError) {
         let code = bytes.withUnsafeBytes { append($0.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: $0.count) }
+        if AtomicFile.isDiskFull(code) { throw .diskFull(temporaryPath.hasSuffix(".tmp") ? String(temporaryPath.dropLast(4)) : temporaryPath) }
         if code != 0 { throw .outputNotWritable(temporaryPath, reason: String(cString: strerror(code))) }
     }
 

@@ -83,7 +83,9 @@ public final class Demuxer {
     /// The picture-size limit decoders enforce.
     public let maxPixels: Int
     /// Non-zero makes every blocking FFmpeg read return AVERROR_EXIT.
-    private let interruptFlag: UnsafeMutablePointer<Int32>
+    private let interruptFlag: UnsafeMutablePointer<lf_interrupt_state>
+    /// For a network VOD input: how long one packet may take to arrive (microseconds), else 0.
+    private let packetDeadline: Int64
 
     public init(url: String, options: InputOptions = InputOptions()) throws(MediaError) {
         self.url = url
@@ -99,7 +101,7 @@ public final class Demuxer {
         }
 
         interruptFlag = .allocate(capacity: 1)
-        interruptFlag.initialize(to: 0)
+        interruptFlag.initialize(to: lf_interrupt_state())
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard ctx != nil else { interruptFlag.deallocate(); throw .inputUnreadable(url, reason: "out of memory") }
         lf_set_interrupt(ctx, interruptFlag)
@@ -126,18 +128,36 @@ public final class Demuxer {
             av_dict_set(&dict, "max_reload", "1000000", 0)
         }
 
+        // Opening and probing must finish within a few --io-timeouts, however slowly bytes trickle in.
+        if isNetwork { lf_interrupt_arm(interruptFlag, 3 * micros) }
         let openCode = avformat_open_input(&ctx, url, nil, &dict)
         guard openCode >= 0, let opened = ctx else {
+            let expired = lf_interrupt_expired(interruptFlag) != 0
             interruptFlag.deallocate()
             let error = FFmpegError(code: openCode, operation: "avformat_open_input")
             if openCode == lf_averror_invaliddata() { throw .notMediaFile(url, reason: error.reason) }
+            if expired {
+                throw .inputUnreadable(url, reason: "it did not open within \(3 * micros / 1_000_000) s (3 × --io-timeout)")
+            }
             if openCode == lf_averror(ENOENT) || openCode == lf_averror_http_not_found() { throw .inputNotFound(url) }
             throw .inputUnreadable(url, reason: error.reason)
         }
         context = opened
 
-        // Decoders probing the streams refuse pictures over the limit instead of allocating them.
+        // A size the container's header states is refused before probing: FFmpeg's probe would
+        // reset an invalid size (65535x65535) to 0 and report "no video stream" instead.
         let streamCount = Int(opened.pointee.nb_streams)
+        for i in 0..<streamCount {
+            guard let par = opened.pointee.streams[i]?.pointee.codecpar, par.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
+            let w = Int(par.pointee.width), h = Int(par.pointee.height)
+            if w * h > options.maxPixels || w > 16384 || h > 16384 {
+                var c: UnsafeMutablePointer<AVFormatContext>? = opened
+                avformat_close_input(&c)
+                interruptFlag.deallocate()
+                throw .inputTooLarge(url, reason: "its header says \(w)x\(h), over the limit of \(options.maxPixels) pixels (--max-pixels)")
+            }
+        }
+        // Decoders probing the streams refuse pictures over the limit instead of allocating them.
         var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
         for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
         let infoCode = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
@@ -145,6 +165,10 @@ public final class Demuxer {
         if infoCode < 0 {
             var c: UnsafeMutablePointer<AVFormatContext>? = opened
             avformat_close_input(&c)
+            if lf_interrupt_expired(interruptFlag) != 0 {
+                interruptFlag.deallocate()
+                throw .inputUnreadable(url, reason: "it did not open within \(3 * micros / 1_000_000) s (3 × --io-timeout)")
+            }
             interruptFlag.deallocate()
             throw .notMediaFile(url, reason: FFmpegError(code: infoCode, operation: "avformat_find_stream_info").reason)
         }
@@ -154,6 +178,9 @@ public final class Demuxer {
         startTime = start != lf_nopts_value() ? Double(start) / Double(AV_TIME_BASE) : 0
         let d = opened.pointee.duration
         duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
+        // A live input waits for new segments inside reads; its silence is --stall-timeout's business.
+        lf_interrupt_arm(interruptFlag, 0)
+        packetDeadline = isNetwork && !(formatName == "hls" && duration == nil) ? 3 * micros : 0
         bitRate = opened.pointee.bit_rate > 0 ? Int(opened.pointee.bit_rate) : nil
 
         // A master playlist shows up as one program per variant: choose one, discard the rest.
@@ -251,7 +278,7 @@ public final class Demuxer {
     /// Makes every blocking read return promptly (from any thread).
     public func interrupt() {
         // A plain store of an aligned Int32 is atomic on every platform Swift runs on.
-        interruptFlag.pointee = 1
+        interruptFlag.pointee.stop = 1
     }
 
     public enum ReadResult { case packet, endOfFile }
@@ -260,7 +287,15 @@ public final class Demuxer {
     public func read(into packet: Packet) throws(FFmpegError) -> ReadResult {
         while true {
             packet.unref()
+            if packetDeadline > 0 { lf_interrupt_arm(interruptFlag, packetDeadline) }
             let code = av_read_frame(context, packet.pointer)
+            if packetDeadline > 0 {
+                if code < 0, lf_interrupt_expired(interruptFlag) != 0 {
+                    throw FFmpegError(code: lf_averror(ETIMEDOUT),
+                                      operation: "reading \(url) (no packet within \(packetDeadline / 1_000_000) s, 3 × --io-timeout)")
+                }
+                lf_interrupt_arm(interruptFlag, 0)
+            }
             if code == lf_averror_eof() { return .endOfFile }
             try check(code, "reading \(url)")
             let index = packet.streamIndex

@@ -19,7 +19,9 @@ public struct FFmpegError: Error, CustomStringConvertible, Sendable, Equatable {
     public var isEndOfFile: Bool { code == lf_averror_eof() }
     public var isTryAgain: Bool { code == lf_averror_eagain() }
     public var isExit: Bool { code == lf_averror_exit() }
-    public var isInvalidData: Bool { code == lf_averror_invaliddata() }
+    /// Damaged input data; also AVERROR_PATCHWELCOME, which the ADTS-to-ASC filter returns for a
+    /// corrupt AAC header (a damaged packet, not a missing feature).
+    public var isInvalidData: Bool { code == lf_averror_invaliddata() || code == lf_averror_patchwelcome() }
 }
 
 /// FFmpeg's text for an error code.

@@ -100,7 +100,11 @@ public final class HLSWriter: PacketSink {
         let url = URL(fileURLWithPath: playlistPath)
         folder = url.deletingLastPathComponent().path
         let stem = url.deletingPathExtension().lastPathComponent
-        namePattern = SegmentNamePattern(options.segmentNamePattern ?? "\(stem)_%05d.\(options.segmentType.fileExtension)")!
+        // A '%' in the playlist's name would make the default segment pattern ambiguous (it used to trap here).
+        guard let pattern = SegmentNamePattern(options.segmentNamePattern ?? "\(stem)_%05d.\(options.segmentType.fileExtension)") else {
+            throw .unsupportedOutput(playlistPath, reason: "an HLS playlist name must not contain '%'")
+        }
+        namePattern = pattern
         initSegmentName = options.segmentType == .fmp4 ? (options.initSegmentName ?? "\(stem)_init.mp4") : nil
 
         var isDirectory: ObjCBool = false
@@ -415,6 +419,7 @@ public final class HLSWriter: PacketSink {
     }
 
     private func checkSink() throws(MediaError) {
+        if AtomicFile.isDiskFull(sink.failure) { throw .diskFull(playlistPath) }
         if let reason = sink.failureText { throw .outputNotWritable(sink.file?.temporaryPath ?? playlistPath, reason: reason) }
     }
 

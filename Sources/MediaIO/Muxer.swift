@@ -166,6 +166,9 @@ public final class Muxer: PacketSink {
     /// A write failure, told apart when the disk is full or the file hit its size limit.
     private func failure(_ code: Int32, _ operation: String) -> MediaError {
         if code == lf_averror(ENOSPC) || code == lf_averror(EFBIG) || code == lf_averror(EDQUOT) { return .diskFull(displayPath) }
+        // Writing creates nothing but our own files: a missing one means the folder was removed mid-run
+        // (image2 reports a file it cannot open as EIO).
+        if code == lf_averror(ENOENT) || (container == .pngSequence && code == lf_averror(EIO)) { return .outputNotWritable(displayPath, reason: "the output folder was removed during the run") }
         return .processing(FFmpegError(code: code, operation: operation))
     }
 

@@ -79,6 +79,11 @@ final class AtomicImageSequence {
         guard let name = pattern.split(separator: "/").last, !name.contains("..") else {
             throw .unsupportedOutput(pattern, reason: "not a file pattern")
         }
+        // The name reaches String(format:) and FFmpeg's image2 muxer: one frame counter and nothing
+        // else (a '%s' or '%n' used to crash the process), and no '%' in the folder part.
+        guard Self.frameCounters(in: name) == 1, !pattern.dropLast(name.count).contains("%") else {
+            throw .unsupportedOutput(pattern, reason: "a PNG pattern needs exactly one %d or %0Nd in its file name and no other '%'")
+        }
         self.pattern = pattern
         self.overwrite = overwrite
         let url = URL(fileURLWithPath: pattern)
@@ -97,6 +102,25 @@ final class AtomicImageSequence {
         }
         let token = String(UInt32.random(in: 0...UInt32.max), radix: 36)
         temporaryFolder = (folder as NSString).appendingPathComponent(".livefilter-\(getpid())-\(token)")
+    }
+
+    /// The number of `%d`/`%0Nd` (N up to two digits) in `name`, or nil if it holds any other `%`
+    /// directive; `%%` is a literal percent sign.
+    static func frameCounters(in name: Substring) -> Int? {
+        let chars = Array(name)
+        var count = 0
+        var i = 0
+        while i < chars.count {
+            defer { i += 1 }
+            guard chars[i] == "%" else { continue }
+            i += 1
+            if i < chars.count, chars[i] == "%" { continue }
+            var digits = 0
+            while i < chars.count, chars[i].isASCII, chars[i].isNumber { digits += 1; i += 1 }
+            guard digits <= 2, i < chars.count, chars[i] == "d" else { return nil }
+            count += 1
+        }
+        return count
     }
 
     var temporaryPattern: String {

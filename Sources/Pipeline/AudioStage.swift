@@ -57,6 +57,9 @@ final class AudioStage: @unchecked Sendable {
     /// Seconds of input audio handled so far (read from other threads for progress).
     private let handledBits = Atomic<UInt64>(0)
     var handledTime: Double { Double(bitPattern: handledBits.load(ordering: .relaxed)) }
+    /// The last copied packet's timestamp: a damaged input (corrupt TS) can repeat or reverse it,
+    /// which the muxer refuses as fatal, so such a packet is dropped and counted instead.
+    private var lastCopiedPts: Int64 = .min
 
     func skip(to total: MediaTime) {
         let units = Int64((total.seconds / copyTimeBase.doubleValue).rounded())
@@ -79,6 +82,10 @@ final class AudioStage: @unchecked Sendable {
             packet.shiftTimestamps(by: origin + shift)
             let pts = packet.presentationTimestamp ?? writtenEnd
             if shift > 0, pts < writtenEnd { return }
+            if packet.presentationTimestamp != nil {
+                guard pts > lastCopiedPts else { damagedPackets += 1; return }
+                lastCopiedPts = pts
+            }
             writtenEnd = max(writtenEnd, pts + max(packet.duration, 1))
             try write(packet, timeBase: copyTimeBase)
         case .aac:

@@ -233,6 +233,7 @@ private final class TranscodeRun {
                 let sequence = try AtomicImageSequence(pattern: config.output, overwrite: config.overwrite)
                 try sequence.create()
                 muxer = try Muxer(path: sequence.temporaryPattern, container: job.container)
+                muxer.displayPath = config.output
                 self.sequence = sequence
                 output = nil
             } else {

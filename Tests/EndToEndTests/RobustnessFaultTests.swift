@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension EndToEnd {
+    /// Faults during a run (RELIABILITY.md, "Faults" and "Security"): a full disk, the output folder
+    /// removed, SIGTERM, hostile output names, file permissions.
+    @Suite("Robustness: faults")
+    struct RobustnessFaults {
+        /// Names in `folder` that look like our temporary files.
+        static func temporaries(in folder: URL) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .filter { $0.contains(".livefilter-") || $0.hasSuffix(".tmp") }
+        }
+
+        @Test("disk full (ulimit -f): exit 7 'no space left', the old output survives -y, no temporaries",
+              arguments: ["out.mp4", "out.ts", "out.m3u8", "frames/%04d.png"])
+        func diskFullByFileSizeLimit(name: String) async throws {
+            let sandbox = try Sandbox("robust-full")
+            defer { sandbox.remove() }
+            try FileManager.default.createDirectory(at: sandbox.file("frames"), withIntermediateDirectories: true)
+            let output = sandbox.file(name)
+            let precious = Data("the previous good output\n".utf8)
+            let existing = name.hasSuffix(".png") ? sandbox.file("frames/0001.png") : output
+            try precious.write(to: existing)
+            // RLIMIT_FSIZE 100 blocks of 1 KiB: the first write past 100 KiB fails with EFBIG.
+            let (result, seconds) = try await timed {
+                try await livefilterInShell("ulimit -f 100", ["run", Sample.landscape.url.path, "-o", output.path, "-y", "--quiet",
+                                                              "--hls-time", "1"])
+            }
+            LiveFilter.expectError(result, .outputFolder, mentioning: "no space left")
+            #expect(result.stderrText.contains(name), "names the output the user gave: \(result.stderrText)")
+            #expect(seconds < 20)
+            if name.hasSuffix(".m3u8") {
+                // HLS is published as it is written (a player may follow it): with -y the old playlist
+                // is replaced at the first segment, and a failed run removes what it published.
+                let old = try? Data(contentsOf: output)
+                #expect(old == nil || old == precious, "either removed or intact")
+            } else {
+                #expect(try Data(contentsOf: existing) == precious, "the old output is untouched")
+            }
+            #expect(Self.temporaries(in: output.deletingLastPathComponent()).isEmpty)
+            if name.hasSuffix(".m3u8") {
+                #expect(try sandbox.contents().filter { $0.hasSuffix(".ts") }.isEmpty, "no segments of a failed run")
+            }
+        }
+
+        @Test("disk full (a 1 MB tmpfs, when mount is allowed): exit 7, nothing left")
+        func diskFullOnTmpfs() async throws {
+            let sandbox = try Sandbox("robust-tmpfs")
+            defer { sandbox.remove() }
+            let mountPoint = sandbox.file("small")
+            try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+            let mount = try await Subprocess.run(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint.path])
+            guard mount.succeeded else {
+                // Not root, or a container without CAP_SYS_ADMIN: the ulimit test covers the code path.
+                print("diskFullOnTmpfs: mount not allowed here (\(mount.stderrText.trimmingCharacters(in: .whitespacesAndNewlines))); skipped")
+                return
+            }
+            defer { _ = umount(mountPoint.path) }
+            // Two seconds of 1280x720 at crf 10 is well over 1 MB.
+            let output = mountPoint.appendingPathComponent("big.mp4")
+            let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", output.path, "--chain", "scale 1280x720",
+                                                   "--crf", "5", "--quiet"])
+            LiveFilter.expectError(result, .outputFolder, mentioning: "no space left")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path).isEmpty, "the tmpfs is empty again")
+        }
+
+        /// An 8 s 1280x720 input: with `blur sigma=30` it takes far longer to filter than to make.
+        static func longInput(_ sandbox: Sandbox) async throws -> URL {
+            let input = sandbox.file("long.mp4")
+            try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=1280x720:r=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                              "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", input.path],
+                             timeout: .seconds(180))
+            return input
+        }
+
+        /// Waits until something appears in `folder` (the run has started writing), at most 10 s.
+        static func waitForOutput(in folder: URL, while child: Subprocess) async throws {
+            try await Task.sleep(for: .seconds(1))
+            for _ in 0..<40 where child.isRunning {
+                if let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path), !names.isEmpty { return }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+
+        @Test("the output folder removed mid-run: exit 7, one line, no crash", arguments: ["out.mp4", "out.ts", "out.m3u8", "%04d.png"])
+        func outputFolderRemoved(name: String) async throws {
+            let sandbox = try Sandbox("robust-rmdir")
+            defer { sandbox.remove() }
+            let input = try await Self.longInput(sandbox)
+            let folder = sandbox.file("out")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let child = try LiveFilter.start(["run", input.path, "-o", folder.appendingPathComponent(name).path,
+                                              "--chain", "blur sigma=30", "--quiet", "--hls-time", "1"])
+            try await Self.waitForOutput(in: folder, while: child)
+            #expect(child.isRunning, "finished before the folder could be removed")
+            try FileManager.default.removeItem(at: folder)
+            let result = await child.wait(timeout: .seconds(90))
+            LiveFilter.expectError(result, .outputFolder)
+            #expect(!FileManager.default.fileExists(atPath: folder.path))
+        }
+
+        @Test("SIGTERM is handled like Ctrl-C: exit 143, a playable output, no temporaries")
+        func sigterm() async throws {
+            let sandbox = try Sandbox("robust-term")
+            defer { sandbox.remove() }
+            let input = try await Self.longInput(sandbox)
+            let folder = sandbox.file("out")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let output = folder.appendingPathComponent("partial.mp4")
+            let child = try LiveFilter.start(["run", input.path, "-o", output.path, "--chain", "blur sigma=30", "--quiet"])
+            try await Self.waitForOutput(in: folder, while: child)
+            try await Task.sleep(for: .seconds(1))
+            #expect(child.isRunning)
+            child.send(SIGTERM)
+            let result = await child.wait(timeout: .seconds(60))
+            #expect(result.exitedNormally && result.status == MoreExitCodes.terminated, "\(result.summary)")
+            #expect(!result.stderrText.contains("livefilter: error:"), "\(result.stderrText)")
+            let decode = try await Subprocess.run(Paths.ffmpeg, ["-v", "error", "-nostdin", "-i", output.path, "-f", "null", "-"])
+            #expect(decode.succeeded && decode.stderrText.isEmpty, "playable: \(decode.stderrText)")
+            let frames = try #require(try await FFprobe.probe(output, countFrames: true).video?.readFrames)
+            #expect(frames >= 1 && frames < 240)
+            #expect(try sandbox.contents(of: "out") == ["partial.mp4"])
+        }
+
+        @Test("security: output names cannot escape the output folder or reach a format function", arguments: [
+            ("out/../../x/%05d.png", ExitCode.outputFolder),
+            ("out/%05d/../../../e/%05d.png", .usage),
+            ("out/..%05d.png", .usage),
+            ("out/%s.png", .usage),
+            ("out/%n%05d.png", .usage),
+            ("out/%05d%05d.png", .usage),
+            ("out/%999d.png", .usage),
+            ("out/a%d.m3u8", .usage),
+            ("out/a%s/x.mp4", .outputFolder),
+        ])
+        func hostileOutputNames(pattern: String, code: ExitCode) async throws {
+            let sandbox = try Sandbox("robust-names")
+            defer { sandbox.remove() }
+            let root = sandbox.file("root")
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("out"), withIntermediateDirectories: true)
+            let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", root.path + "/" + pattern, "--max-duration", "0.2"])
+            LiveFilter.expectError(result, code)
+            #expect(try sandbox.contents() == ["root"], "nothing outside the output folder")
+            #expect(try sandbox.contents(of: "root") == ["out"])
+            #expect(try sandbox.contents(of: "root/out").isEmpty)
+        }
+
+        @Test("security: HLS segments and playlists are written 0644 whatever the umask")
+        func hlsPermissions() async throws {
+            let sandbox = try Sandbox("robust-perm")
+            defer { sandbox.remove() }
+            let playlist = sandbox.file("index.m3u8")
+            let result = try await livefilterInShell("umask 077", ["run", Sample.landscape.url.path, "-o", playlist.path, "--hls-time", "1",
+                                                                   "--quiet"])
+            try LiveFilter.requireSuccess(result)
+            let names = try sandbox.contents()
+            #expect(names.count >= 5, "\(names)")
+            for name in names {
+                let mode = try #require(try FileManager.default.attributesOfItem(atPath: sandbox.file(name).path)[.posixPermissions] as? Int)
+                #expect(mode == 0o644, "\(name): \(String(mode, radix: 8))")
+            }
+        }
+    }
+}
