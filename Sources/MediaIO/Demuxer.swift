@@ -1,4 +1,5 @@
 import CFFmpeg
+import HLS
 import Filters
 import Foundation
 
@@ -100,6 +101,9 @@ public final class Demuxer {
             guard access(path, R_OK) == 0 else { throw .inputUnreadable(url, reason: "permission denied") }
         }
 
+        let isPlaylist = url.lowercased().hasSuffix(".m3u8") || url.lowercased().contains(".m3u8?")
+        if isPlaylist { try Self.refuseSelfReference(url, timeout: options.ioTimeout) }
+
         interruptFlag = .allocate(capacity: 1)
         interruptFlag.initialize(to: lf_interrupt_state())
         var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
@@ -121,7 +125,7 @@ public final class Demuxer {
         } else {
             av_dict_set(&dict, "protocol_whitelist", "file,crypto,data," + options.networkProtocols, 0)
         }
-        if url.lowercased().hasSuffix(".m3u8") || url.lowercased().contains(".m3u8?") {
+        if isPlaylist {
             av_dict_set(&dict, "live_start_index", options.liveStart == .edge ? "-3" : "0", 0)
             // Our own stall timeout decides when a silent playlist has ended.
             av_dict_set(&dict, "m3u8_hold_counters", "1000000", 0)
@@ -368,5 +372,23 @@ extension Demuxer {
             if packet.streamIndex == scan.video.index { bytes += packet.size }
         }
         return Int(Double(bytes) * 8 / duration)
+    }
+}
+
+extension Demuxer {
+    /// A master playlist that lists itself as a variant sends FFmpeg's HLS reader into a loop of
+    /// fetches: read it once here and refuse it.
+    static func refuseSelfReference(_ url: String, timeout: Duration) throws(MediaError) {
+        guard let text = try? fetchText(url, timeout: timeout, maxBytes: 4 << 20),
+              case let .master(master)? = try? PlaylistParser.parse(text) else { return }
+        let base = URL(string: url) ?? URL(fileURLWithPath: url)
+        func normalized(_ u: URL) -> String { u.standardized.absoluteString }
+        let me = normalized(url.contains("://") ? base : URL(fileURLWithPath: url))
+        for variant in master.variants {
+            guard let resolved = URL(string: variant.uri, relativeTo: url.contains("://") ? base : URL(fileURLWithPath: url)) else { continue }
+            if normalized(resolved.absoluteURL) == me {
+                throw .notMediaFile(url, reason: "the master playlist lists itself as a variant (line \(variant.line))")
+            }
+        }
     }
 }
