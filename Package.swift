@@ -33,6 +33,8 @@ let package = Package(
             "Pipeline", "Filters", "MediaIO", "HTTPServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Kernel benchmark: Swift filters against libavfilter/libswscale in one process (`make bench`).
+        .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),
