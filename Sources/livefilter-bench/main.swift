@@ -15,8 +15,8 @@ func option(_ name: String) -> String? {
 }
 nonisolated(unsafe) let quick = arguments.contains("--quick")
 let only = option("--only")
-nonisolated(unsafe) let runs = Int(option("--runs") ?? "") ?? (quick ? 9 : 31)
-nonisolated(unsafe) let warmups = quick ? 1 : 3
+let runs = Int(option("--runs") ?? "") ?? (quick ? 9 : 31)
+let warmups = quick ? 1 : 3
 let threadModes: [Int] = switch option("--threads") {
 case "1": [1]
 case "2": [2]
@@ -212,6 +212,18 @@ func copyPlanes(from a: PlanarYUV420View, to b: PlanarYUV420View) {
 }
 
 // MARK: Run
+
+if arguments.contains("--blur-quality") {
+    // PSNR of our blur against the exact double-precision Gaussian (clamp-to-edge), 1280x720.
+    let sigmas = (option("--sigmas") ?? "0.5,1,2,3,4,6,8,12,30,100").split(separator: ",").compactMap { Double($0) }
+    for sigma in sigmas {
+        let renderer = try GaussianBlur(sigma: sigma).makeRenderer(for: hd.size)
+        let ours = RGBImage(size: hd.size)
+        renderer.render(hd, into: ours)
+        print("blur σ\(format1(sigma)) 1280x720: PSNR vs exact Gaussian \(format2(psnr(ours, exactGaussian(hd, sigma: sigma)))) dB")
+    }
+    exit(0)
+}
 
 var floors: [Int: Double] = [:]
 for threads in threadModes {
