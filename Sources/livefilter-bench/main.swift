@@ -213,6 +213,7 @@ func copyPlanes(from a: PlanarYUV420View, to b: PlanarYUV420View) {
 
 // MARK: Run
 
+
 if arguments.contains("--blur-quality") {
     // PSNR of our blur against the exact double-precision Gaussian (clamp-to-edge), 1280x720.
     let sigmas = (option("--sigmas") ?? "0.5,1,2,3,4,6,8,12,30,100").split(separator: ",").compactMap { Double($0) }
