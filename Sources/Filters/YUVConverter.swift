@@ -182,13 +182,6 @@ struct YUVForwardKernel: Sendable {
          SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: (w &>> 16) & 0xFF)))
     }
 
-    /// Luma of 8 pixels from their words, rounded to nearest.
-    @inline(__always)
-    private func luma(_ w: SIMD8<UInt32>) -> SIMD8<UInt8> {
-        let (r, g, b) = channels(w)
-        return roundToBytes(yr * r + yg * g + yb * b + yo)
-    }
-
     /// Words of the 8 pixels at columns start, start+step, … (step 2 for chroma sites).
     @inline(__always)
     private func gather(_ row: UnsafePointer<UInt8>, _ x: Int, step: Int) -> SIMD8<UInt32> {
@@ -207,36 +200,26 @@ struct YUVForwardKernel: Sendable {
             let hasSecond = 2 * j + 1 < h
             let uRow = yuv.u + j * yuv.uStride, vRow = yuv.v + j * yuv.vStride
 
-            // Luma, 8 pixels at a time; the word load reads one byte past the pixel, so the last
-            // pixel of the row is done separately.
-            var x = 0
-            while x + 8 < w {
-                UnsafeMutableRawPointer(y0 + x).storeBytes(of: luma(gather(r0, x, step: 1)), as: SIMD8<UInt8>.self)
-                if hasSecond {
-                    UnsafeMutableRawPointer(y1 + x).storeBytes(of: luma(gather(r1, x, step: 1)), as: SIMD8<UInt8>.self)
-                }
-                x += 8
-            }
-            while x < w {
-                y0[x] = scalarLuma(pixelWordSafe(r0, x))
-                if hasSecond { y1[x] = scalarLuma(pixelWordSafe(r1, x)) }
-                x += 1
-            }
-
-            // Chroma at even columns 2i from columns 2i−1, 2i, 2i+1 of both rows, weights 1 2 1.
-            // Vector part: i ≥ 1 and 2i + 1 + 1 byte inside the row, i.e. 2i + 1 < w − 1 for all 8 lanes.
+            // 16 × 2 pixels per step: the even and odd columns of both rows are gathered once and
+            // serve luma and chroma; the chroma's left neighbours (column 2i − 1) are one more gather.
+            // Word loads read one byte past a pixel, so the vector part keeps 2i + 17 < w, and it
+            // starts at i = 1 (the left neighbour of column 0 is column 0 itself, done scalar).
             var i = 0
-            while i < cw, !(i >= 1 && 2 * (i + 7) + 1 < w - 1) {
-                scalarChroma(i, r0, r1, w, uRow, vRow)
-                i += 1
-            }
-            while 2 * (i + 7) + 1 < w - 1 {
-                let left = sum(gather(r0, 2 &* i &- 1, step: 2), gather(r1, 2 &* i &- 1, step: 2))
-                let mid = sum(gather(r0, 2 &* i, step: 2), gather(r1, 2 &* i, step: 2))
-                let right = sum(gather(r0, 2 &* i &+ 1, step: 2), gather(r1, 2 &* i &+ 1, step: 2))
-                let r = left.0 + 2 * mid.0 + right.0
-                let g = left.1 + 2 * mid.1 + right.1
-                let b = left.2 + 2 * mid.2 + right.2
+            let vectorStart = 1
+            if cw > 0 { scalarPair(0, r0, r1, w, y0, y1, hasSecond, uRow, vRow) }
+            i = vectorStart
+            while 2 * i + 17 < w {
+                let x = 2 * i
+                let e0 = gather(r0, x, step: 2), o0 = gather(r0, x &+ 1, step: 2), l0 = gather(r0, x &- 1, step: 2)
+                let e1 = gather(r1, x, step: 2), o1 = gather(r1, x &+ 1, step: 2), l1 = gather(r1, x &- 1, step: 2)
+                let (er0, eg0, eb0) = channels(e0), (or0, og0, ob0) = channels(o0)
+                let (er1, eg1, eb1) = channels(e1), (or1, og1, ob1) = channels(o1)
+                storeLuma(lumaBits(er0, eg0, eb0), lumaBits(or0, og0, ob0), y0 + x)
+                if hasSecond { storeLuma(lumaBits(er1, eg1, eb1), lumaBits(or1, og1, ob1), y1 + x) }
+                let (lr0, lg0, lb0) = channels(l0), (lr1, lg1, lb1) = channels(l1)
+                let r = (lr0 + lr1) + 2 * (er0 + er1) + (or0 + or1)
+                let g = (lg0 + lg1) + 2 * (eg0 + eg1) + (og0 + og1)
+                let b = (lb0 + lb1) + 2 * (eb0 + eb1) + (ob0 + ob1)
                 let u = ur * r + ug * g + ub * b + 128
                 let v = vr * r + vg * g + vb * b + 128
                 UnsafeMutableRawPointer(uRow + i).storeBytes(of: roundToBytes(u), as: SIMD8<UInt8>.self)
@@ -244,10 +227,33 @@ struct YUVForwardKernel: Sendable {
                 i += 8
             }
             while i < cw {
-                scalarChroma(i, r0, r1, w, uRow, vRow)
+                scalarPair(i, r0, r1, w, y0, y1, hasSecond, uRow, vRow)
                 i += 1
             }
         }
+    }
+
+    /// Luma of even and odd pixels, interleaved into 16 bytes.
+    @inline(__always)
+    private func storeLuma(_ even: SIMD8<UInt32>, _ odd: SIMD8<UInt32>, _ p: UnsafeMutablePointer<UInt8>) {
+        let pairs = SIMD8<UInt16>(truncatingIfNeeded: even | odd &<< 8)
+        UnsafeMutableRawPointer(p).storeBytes(of: pairs, as: SIMD8<UInt16>.self)
+    }
+
+    @inline(__always)
+    private func lumaBits(_ r: SIMD8<Float>, _ g: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<UInt32> {
+        byteBits(yr * r + yg * g + yb * b + yo)
+    }
+
+    /// Chroma sample i and the luma of columns 2i, 2i + 1 of both rows, one at a time.
+    private func scalarPair(_ i: Int, _ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, _ w: Int,
+                            _ y0: UnsafeMutablePointer<UInt8>, _ y1: UnsafeMutablePointer<UInt8>, _ hasSecond: Bool,
+                            _ uRow: UnsafeMutablePointer<UInt8>, _ vRow: UnsafeMutablePointer<UInt8>) {
+        for x in (2 * i)..<min(2 * i + 2, w) {
+            y0[x] = scalarLuma(pixelWordSafe(r0, x))
+            if hasSecond { y1[x] = scalarLuma(pixelWordSafe(r1, x)) }
+        }
+        scalarChroma(i, r0, r1, w, uRow, vRow)
     }
 
     /// R, G, B of two rows' words summed, as floats.
@@ -279,9 +285,23 @@ struct YUVForwardKernel: Sendable {
     }
 }
 
-/// Y′CbCr 4:2:0 → RGB24, 8 pixels per step.
+/// Rounds to 0…255 and returns the integer in the low byte of each lane (the 2²³ trick).
+@inline(__always)
+func byteBits(_ value: SIMD8<Float>) -> SIMD8<UInt32> {
+    var clamped = value.replacing(with: 0, where: value .< 0)
+    clamped.replace(with: 255, where: clamped .> 255)
+    return unsafeBitCast(clamped + 12_582_912, to: SIMD8<UInt32>.self) & 0xFF
+}
+
+/// Y′CbCr 4:2:0 → RGB24, 16 pixels per step.
 struct YUVInverseKernel: Sendable {
     var a: Float, yo: Float, rCr: Float, gCb: Float, gCr: Float, bCb: Float
+
+    /// R | G<<8 | B<<16 per lane.
+    @inline(__always)
+    private func pack(_ r: SIMD8<Float>, _ g: SIMD8<Float>, _ b: SIMD8<Float>) -> SIMD8<UInt32> {
+        byteBits(r) | byteBits(g) &<< 8 | byteBits(b) &<< 16
+    }
 
     func rowPairs(_ pairs: Range<Int>, yuv: PlanarYUV420View, rgb: UnsafeMutablePointer<UInt8>, rgbStride: Int,
                   scratch: UnsafeMutablePointer<Float>, scratchRow: Int) {
@@ -326,28 +346,25 @@ struct YUVInverseKernel: Sendable {
     private func row(_ y: UnsafeMutablePointer<UInt8>, cb: UnsafeMutablePointer<Float>, cr: UnsafeMutablePointer<Float>,
                      width w: Int, out: UnsafeMutablePointer<UInt8>) {
         var x = 0
-        // 8 pixels (4 chroma samples + the next one for the odd columns) per step; the last pixel of
-        // the row is stored with 3 bytes, so the vector loop stops before it.
-        while x + 8 < w {
+        // 16 pixels per step, even and odd columns apart: even pixels take chroma sample i, odd ones
+        // the mean of i and i + 1, so no chroma interleaving is needed. The last pixel of the row is
+        // never written by a 4-byte store, so the vector loop stops before it.
+        while x + 16 < w {
             let i = x / 2
-            let luma = a * (loadFloats8(UnsafePointer(y + x)) - yo)
-            let b4 = UnsafeRawPointer(cb + i).loadUnaligned(as: SIMD4<Float>.self)
-            let b5 = UnsafeRawPointer(cb + i + 1).loadUnaligned(as: SIMD4<Float>.self)
-            let r4 = UnsafeRawPointer(cr + i).loadUnaligned(as: SIMD4<Float>.self)
-            let r5 = UnsafeRawPointer(cr + i + 1).loadUnaligned(as: SIMD4<Float>.self)
-            let bOdd = 0.5 * (b4 + b5), rOdd = 0.5 * (r4 + r5)
-            let cbs = SIMD8<Float>(b4[0], bOdd[0], b4[1], bOdd[1], b4[2], bOdd[2], b4[3], bOdd[3])
-            let crs = SIMD8<Float>(r4[0], rOdd[0], r4[1], rOdd[1], r4[2], rOdd[2], r4[3], rOdd[3])
-            let r = luma + rCr * crs
-            let g = luma + gCb * cbs + gCr * crs
-            let b = luma + bCb * cbs
-            let words = SIMD8<UInt32>(truncatingIfNeeded: roundToBytes(r))
-                | SIMD8<UInt32>(truncatingIfNeeded: roundToBytes(g)) &<< 8
-                | SIMD8<UInt32>(truncatingIfNeeded: roundToBytes(b)) &<< 16
+            let pairs = UnsafeRawPointer(y + x).loadUnaligned(as: SIMD8<UInt16>.self)
+            let yEven = a * (SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: pairs & 0xFF)) - yo)
+            let yOdd = a * (SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: pairs &>> 8)) - yo)
+            let cbEven = load8(cb + i), crEven = load8(cr + i)
+            let cbOdd = 0.5 * (cbEven + load8(cb + i + 1)), crOdd = 0.5 * (crEven + load8(cr + i + 1))
+            let even = pack(yEven + rCr * crEven, yEven + gCb * cbEven + gCr * crEven, yEven + bCb * cbEven)
+            let odd = pack(yOdd + rCr * crOdd, yOdd + gCb * cbOdd + gCr * crOdd, yOdd + bCb * cbOdd)
             let p = UnsafeMutableRawPointer(out + 3 * x)
             // Each 4-byte store spills one byte into the next pixel, which is written next.
-            for k in 0..<8 { p.storeBytes(of: words[k], toByteOffset: 3 * k, as: UInt32.self) }
-            x += 8
+            for k in 0..<8 {
+                p.storeBytes(of: even[k], toByteOffset: 6 * k, as: UInt32.self)
+                p.storeBytes(of: odd[k], toByteOffset: 6 * k + 3, as: UInt32.self)
+            }
+            x += 16
         }
         while x < w {
             let i = x / 2

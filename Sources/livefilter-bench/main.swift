@@ -27,7 +27,9 @@ lf_log_quiet(AV_LOG_ERROR)
 
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-/// Median milliseconds of `runs` calls after `warmups` untimed ones.
+nonisolated(unsafe) var lastMinimum = 0.0
+
+/// Median milliseconds of `runs` calls after `warmups` untimed ones (the fastest run goes to `lastMinimum`).
 func measure(_ body: () throws -> Void) rethrows -> Double {
     for _ in 0..<warmups { try body() }
     var times: [Double] = []
@@ -37,6 +39,7 @@ func measure(_ body: () throws -> Void) rethrows -> Double {
         times.append(Double(now() - start) / 1e6)
     }
     times.sort()
+    lastMinimum = times[0]
     return times[times.count / 2]
 }
 
@@ -78,6 +81,7 @@ struct Result {
     var size: String
     var threads: Int
     var ours: Double
+    var oursMin: Double
     var theirs: Double?
     var theirsName: String
     var pixels: Int
@@ -232,7 +236,7 @@ for threads in threadModes {
     print("memory floor, \(threads) thread(s): memcpy \(format2(floors[threads]! / 1e9)) GB/s copied (\(format2(2 * floors[threads]! / 1e9)) GB/s read+write)")
 }
 print("")
-let header = [pad("kernel", 14, left: true), pad("frame", 10, left: true), "thr", pad("ours ms", 8), pad("theirs ms", 9), pad("ratio", 6),
+let header = [pad("kernel", 14, left: true), pad("frame", 10, left: true), "thr", pad("ours ms", 8), pad("(min)", 8), pad("theirs ms", 9), pad("ratio", 6),
               pad("ours Mpx/s", 10), pad("their Mpx/s", 11), pad("floor %", 7), "  theirs / quality"].joined(separator: " ")
 print(header)
 print(String(repeating: "-", count: header.count + 40))
@@ -242,13 +246,14 @@ for c in cases where only.map({ c.kernel.contains($0) || c.size.contains($0) }) 
         do {
             let (ours, theirs, quality) = try c.prepare(threads)
             let oursMs = try measure(ours)
+            let oursMin = lastMinimum
             let theirsMs = try theirs.map { try measure($0) }
             let floorMs = Double(c.traffic) / (2 * floors[threads]!) * 1000
-            let r = Result(kernel: c.kernel, size: c.size, threads: threads, ours: oursMs, theirs: theirsMs, theirsName: c.theirsName,
+            let r = Result(kernel: c.kernel, size: c.size, threads: threads, ours: oursMs, oursMin: oursMin, theirs: theirsMs, theirsName: c.theirsName,
                            pixels: c.pixels, traffic: c.traffic, quality: quality())
             results.append(r)
             let ratio = theirsMs.map { $0 / oursMs } ?? .nan
-            print([pad(r.kernel, 14, left: true), pad(r.size, 10, left: true), pad("\(threads)", 3), pad(format2(oursMs), 8),
+            print([pad(r.kernel, 14, left: true), pad(r.size, 10, left: true), pad("\(threads)", 3), pad(format2(oursMs), 8), pad(format2(oursMin), 8),
                    pad(theirsMs.map(format2) ?? "-", 9), pad(format1(ratio) + "×", 6),
                    pad(format1(Double(c.pixels) / oursMs / 1000), 10), pad(theirsMs.map { format1(Double(c.pixels) / $0 / 1000) } ?? "-", 11),
                    pad(format1(100 * floorMs / oursMs), 7), "  \(c.theirsName); \(r.quality)"].joined(separator: " "))
