@@ -47,13 +47,12 @@ final class DecimatedBlur: @unchecked Sendable {
     let pad: Int                          // low-res padding on each side (radius + 1)
     let paddedWidth: Int, paddedHeight: Int
     let stride: Int
-    /// Block means with their edge padding.
-    private let decimated: ScratchBuffer<Float>
-    /// Horizontally blurred (all padded rows, columns −1…lowWidth).
+    /// Block means (with their edge padding), horizontally blurred: all padded rows, columns
+    /// −1…lowWidth. The only full low-resolution plane; the block means and the vertical pass
+    /// live in one low-res row per band, so they never leave the cache.
     private let across: ScratchBuffer<Float>
-    /// Fully blurred, rows and columns −1…low size, at index +1.
-    private let blurred: ScratchBuffer<Float>
-    /// Per worker: an accumulator row and two interpolated rows, each 3w + 16 floats.
+    /// Per worker: an accumulator row and two interpolated rows, each 3w + 16 floats, then one
+    /// low-resolution row of `stride` floats.
     private let rowScratch: [ScratchBuffer<Float>]
     private let rowFloats: Int
     /// Horizontal interpolation: for output pixel x, the float offset of the left sample in a
@@ -74,11 +73,11 @@ final class DecimatedBlur: @unchecked Sendable {
         paddedWidth = lowWidth + 2 * pad
         paddedHeight = lowHeight + 2 * pad
         stride = (3 * paddedWidth + 15) / 16 * 16 + 16
-        decimated = ScratchBuffer(count: stride * paddedHeight + 16, zero: 0)
         across = ScratchBuffer(count: stride * paddedHeight + 16, zero: 0)
-        blurred = ScratchBuffer(count: stride * (lowHeight + 2) + 16, zero: 0)
-        rowFloats = (3 * width + 15) / 16 * 16 + 16
-        rowScratch = (0..<workers).map { _ in ScratchBuffer(count: 3 * ((3 * width + 15) / 16 * 16 + 16), zero: 0) }
+        let rowFloats = (3 * width + 15) / 16 * 16 + 16
+        self.rowFloats = rowFloats
+        let stride = stride
+        rowScratch = (0..<workers).map { _ in ScratchBuffer(count: 3 * rowFloats + stride + 16, zero: 0) }
         let f = Double(factor)
         var offsets: [Int32] = [], weights: [Float] = []
         for x in 0..<width {
@@ -95,55 +94,36 @@ final class DecimatedBlur: @unchecked Sendable {
         let f = factor, w = width, h = height
         let lw = lowWidth, lh = lowHeight, pad = pad
         let stride = stride
-        let decimated = FloatPlane(base: decimated.base, stride: stride)
         let across = FloatPlane(base: across.base, stride: stride)
-        let blurred = FloatPlane(base: blurred.base, stride: stride)
         let rowScratch = rowScratch, rowFloats = rowFloats
         let taps = taps
-
-        // 1. Block means, plus the left/right padding (means of the edge column over each block).
-        let bands = Parallel.bandCount(for: lh, minimumPerBand: max(1, 16 / f), workers: workers)
-        Parallel.forEachBand(of: lh, bands: bands) { band, blocks in
-            let acc = rowScratch[band].base
-            for j in blocks {
-                let first = f * j
-                let last = min(first + f, h) - 1
-                DecimationKernel.sumRows(input, from: first, through: last, repeatLastTo: f, into: acc)
-                DecimationKernel.blockMeans(acc, width: w, factor: f, scale: 1 / Float(f * f), lowWidth: lw, pad: pad,
-                                            into: decimated.row(pad + j))
-            }
-        }
-        // Top and bottom padding: the block means of the first and last source rows.
-        let acc = rowScratch[0].base
-        DecimationKernel.sumRows(input, from: 0, through: 0, repeatLastTo: 1, into: acc)
-        DecimationKernel.blockMeans(acc, width: w, factor: f, scale: 1 / Float(f), lowWidth: lw, pad: pad, into: decimated.row(0))
-        DecimationKernel.sumRows(input, from: h - 1, through: h - 1, repeatLastTo: 1, into: acc)
-        DecimationKernel.blockMeans(acc, width: w, factor: f, scale: 1 / Float(f), lowWidth: lw, pad: pad,
-                                    into: decimated.row(paddedHeight - 1))
-        let paddedSamples = 3 * paddedWidth
-        for k in 1..<pad {
-            decimated.row(k).update(from: decimated.row(0), count: paddedSamples)
-            decimated.row(pad + lh + k - 1).update(from: decimated.row(paddedHeight - 1), count: paddedSamples)
-        }
-
-        // 2. Horizontal FIR at low resolution over every padded row, for columns −1…lw.
         let outSamples = 3 * (lw + 2)
-        let rowBands = Parallel.bandCount(for: paddedHeight, minimumPerBand: 16, workers: workers)
-        Parallel.forEachBand(of: paddedHeight, bands: rowBands) { _, rows in
+        let paddedHeight = paddedHeight
+
+        // 1+2. Per padded low-res row: block means with left/right padding (the means of the edge
+        // column over the block), then the horizontal FIR for columns −1…lw. Rows above and below
+        // are the block means of the first and last source rows (clamp-to-edge, decimated).
+        let bands = Parallel.bandCount(for: paddedHeight, minimumPerBand: max(2, 32 / f), workers: workers)
+        Parallel.forEachBand(of: paddedHeight, bands: bands) { band, rows in
+            let acc = rowScratch[band].base
+            let low = acc + 3 * rowFloats
             for r in rows {
-                LowResFIR.horizontal(decimated.row(r) + 3 * (pad - 1), into: across.row(r) + 3 * (pad - 1),
-                                     samples: outSamples, taps: taps)
-            }
-        }
-        // 3. Vertical FIR for rows −1…lh, columns −1…lw.
-        Parallel.forEachBand(of: lh + 2, bands: Parallel.bandCount(for: lh + 2, minimumPerBand: 16, workers: workers)) { _, rows in
-            for r in rows {
-                LowResFIR.vertical(across, centreRow: pad - 1 + r, column: 3 * (pad - 1), into: blurred.row(r),
-                                   samples: outSamples, taps: taps)
+                if r < pad || r >= pad + lh {
+                    let y = r < pad ? 0 : h - 1
+                    DecimationKernel.sumRows(input, from: y, through: y, repeatLastTo: 1, into: acc)
+                    DecimationKernel.blockMeans(acc, width: w, factor: f, scale: 1 / Float(f), lowWidth: lw, pad: pad, into: low)
+                } else {
+                    let first = f * (r - pad)
+                    let last = min(first + f, h) - 1
+                    DecimationKernel.sumRows(input, from: first, through: last, repeatLastTo: f, into: acc)
+                    DecimationKernel.blockMeans(acc, width: w, factor: f, scale: 1 / Float(f * f), lowWidth: lw, pad: pad, into: low)
+                }
+                LowResFIR.horizontal(low + 3 * (pad - 1), into: across.row(r) + 3 * (pad - 1), samples: outSamples, taps: taps)
             }
         }
 
-        // 4. Linear interpolation back to full resolution, rows split across cores.
+        // 3+4. Per output band: the vertical FIR of each low-res row it needs (rows −1…lh), widened to
+        // full width, then each output row a linear mix of two such rows.
         let outBands = Parallel.bandCount(for: h, minimumPerBand: 32, workers: workers)
         leftOffset.withUnsafeBufferPointer { offsets in
         rightWeight.withUnsafeBufferPointer { weights in
@@ -151,7 +131,12 @@ final class DecimatedBlur: @unchecked Sendable {
             let weights = UnsafeRawPointerBox(UnsafeRawPointer(weights.baseAddress!))
             Parallel.forEachBand(of: h, bands: outBands) { band, rows in
                 let scratch = rowScratch[band].base
-                DecimationKernel.interpolate(rows: rows, blurred: blurred, factor: f, width: w,
+                let low = scratch + 3 * rowFloats
+                let blurredRow = { (j: Int) -> UnsafeMutablePointer<Float> in
+                    LowResFIR.vertical(across, centreRow: pad + j, column: 3 * (pad - 1), into: low, samples: outSamples, taps: taps)
+                    return low
+                }
+                DecimationKernel.interpolate(rows: rows, blurredRow: blurredRow, factor: f, width: w,
                                              offsets: offsets.pointer.assumingMemoryBound(to: Int32.self),
                                              weights: weights.pointer.assumingMemoryBound(to: Float.self),
                                              upper: scratch + rowFloats, lower: scratch + 2 * rowFloats, output: output)
@@ -166,20 +151,22 @@ enum DecimationKernel {
     static func sumRows(_ input: PixelRegion, from first: Int, through last: Int, repeatLastTo count: Int,
                         into acc: UnsafeMutablePointer<Float>) {
         let samples = 3 * input.width
-        let extra = Float(count - (last - first + 1))
+        let extra = UInt16(count - (last - first + 1))
         let lastRow = UnsafePointer(input.row(last))
         var i = 0
-        // 16 samples at a time; the byte loads may read into the row padding / next row, harmlessly.
+        // 16 samples at a time, summed as UInt16 (at most 64 rows × 255 fits), converted to float
+        // once per block row.
         while i + 16 <= samples {
-            var sum = extra * SIMD16<Float>(UnsafeRawPointer(lastRow + i).loadUnaligned(as: SIMD16<UInt8>.self))
-            for y in first...last {
-                sum += SIMD16<Float>(UnsafeRawPointer(input.row(y) + i).loadUnaligned(as: SIMD16<UInt8>.self))
+            @inline(__always) func load(_ p: UnsafePointer<UInt8>) -> SIMD16<UInt16> {
+                SIMD16<UInt16>(truncatingIfNeeded: UnsafeRawPointer(p + i).loadUnaligned(as: SIMD16<UInt8>.self))
             }
-            store16(sum, acc + i)
+            var sum = extra &* load(lastRow)
+            for y in first...last { sum &+= load(input.row(y)) }
+            store16(SIMD16<Float>(SIMD16<Int32>(truncatingIfNeeded: sum)), acc + i)
             i += 16
         }
         while i < samples {
-            var sum = extra * Float(lastRow[i])
+            var sum = Float(extra) * Float(lastRow[i])
             for y in first...last { sum += Float(input.row(y)[i]) }
             acc[i] = sum
             i += 1
@@ -219,7 +206,8 @@ enum DecimationKernel {
     }
 
     /// Output rows `rows`: each is a linear mix of two horizontally interpolated blurred rows.
-    static func interpolate(rows: Range<Int>, blurred: FloatPlane, factor f: Int, width w: Int,
+    /// `blurredRow(j)` gives the blurred low-res row j (−1…lowHeight), pixel −1 at offset 0.
+    static func interpolate(rows: Range<Int>, blurredRow: (Int) -> UnsafeMutablePointer<Float>, factor f: Int, width w: Int,
                             offsets: UnsafePointer<Int32>, weights: UnsafePointer<Float>,
                             upper: UnsafeMutablePointer<Float>, lower: UnsafeMutablePointer<Float>, output: PixelRegion) {
         let samples = 3 * w
@@ -236,12 +224,12 @@ enum DecimationKernel {
                     lowerRow = upperRow
                     upperRow = j0
                 } else {
-                    widen(blurred.row(j0 + 1), into: upper, width: w, offsets: offsets, weights: weights)
+                    widen(blurredRow(j0), into: upper, width: w, offsets: offsets, weights: weights)
                     upperRow = j0
                 }
             }
             if lowerRow != j0 + 1 {
-                widen(blurred.row(j0 + 2), into: lower, width: w, offsets: offsets, weights: weights)
+                widen(blurredRow(j0 + 1), into: lower, width: w, offsets: offsets, weights: weights)
                 lowerRow = j0 + 1
             }
             let out = output.row(y)
