@@ -139,7 +139,7 @@ final class DecimatedBlur: @unchecked Sendable {
                 DecimationKernel.interpolate(rows: rows, blurredRow: blurredRow, factor: f, width: w,
                                              offsets: offsets.pointer.assumingMemoryBound(to: Int32.self),
                                              weights: weights.pointer.assumingMemoryBound(to: Float.self),
-                                             upper: scratch + rowFloats, lower: scratch + 2 * rowFloats, output: output)
+                                             upper: UnsafeMutableRawPointer(scratch + rowFloats), lower: UnsafeMutableRawPointer(scratch + 2 * rowFloats), output: output)
             }
         }}
     }
@@ -207,13 +207,19 @@ enum DecimationKernel {
 
     /// Output rows `rows`: each is a linear mix of two horizontally interpolated blurred rows.
     /// `blurredRow(j)` gives the blurred low-res row j (−1…lowHeight), pixel −1 at offset 0.
+    ///
+    /// The widened rows are UInt16 in fixed point (value · 2^(8−k)) and the row weights multiples of
+    /// 2^−k, with 2^k = min(2f, 32): the weights (2r + 1)/2f are then exact for f ≤ 16, every
+    /// product and sum fits 16 bits (255 · 256), and the mix is 8 lanes per SSE2 instruction.
     static func interpolate(rows: Range<Int>, blurredRow: (Int) -> UnsafeMutablePointer<Float>, factor f: Int, width w: Int,
                             offsets: UnsafePointer<Int32>, weights: UnsafePointer<Float>,
-                            upper: UnsafeMutablePointer<Float>, lower: UnsafeMutablePointer<Float>, output: PixelRegion) {
+                            upper: UnsafeMutableRawPointer, lower: UnsafeMutableRawPointer, output: PixelRegion) {
         let samples = 3 * w
         var upper = upper, lower = lower
         var upperRow = Int.min, lowerRow = Int.min
         let half = Float(f - 1) / 2, inverse = 1 / Float(f)
+        let one = min(2 * f, 32)                       // 2^k
+        let valueScale = Float(256 / one)              // 2^(8−k)
         for y in rows {
             let t = (Float(y) - half) * inverse
             let j0 = Int(t.rounded(.down))     // −1…lowHeight−1
@@ -224,44 +230,50 @@ enum DecimationKernel {
                     lowerRow = upperRow
                     upperRow = j0
                 } else {
-                    widen(blurredRow(j0), into: upper, width: w, offsets: offsets, weights: weights)
+                    widen(blurredRow(j0), into: upper, width: w, offsets: offsets, weights: weights, scale: valueScale)
                     upperRow = j0
                 }
             }
             if lowerRow != j0 + 1 {
-                widen(blurredRow(j0 + 1), into: lower, width: w, offsets: offsets, weights: weights)
+                widen(blurredRow(j0 + 1), into: lower, width: w, offsets: offsets, weights: weights, scale: valueScale)
                 lowerRow = j0 + 1
             }
+            let lowerWeight = UInt16((b * Float(one)).rounded())
+            let wb = SIMD16<UInt16>(repeating: lowerWeight), wa = SIMD16<UInt16>(repeating: UInt16(one) - lowerWeight)
             let out = output.row(y)
             var i = 0
             while i + 16 <= samples {
-                let a = load16(upper + i)
-                let value = a + b * (load16(lower + i) - a)
-                UnsafeMutableRawPointer(out + i).storeBytes(of: roundToBytes16(value), as: SIMD16<UInt8>.self)
+                let a = upper.loadUnaligned(fromByteOffset: 2 * i, as: SIMD16<UInt16>.self)
+                let c = lower.loadUnaligned(fromByteOffset: 2 * i, as: SIMD16<UInt16>.self)
+                let value = (a &* wa &+ c &* wb &+ 128) &>> 8
+                UnsafeMutableRawPointer(out + i).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: value), as: SIMD16<UInt8>.self)
                 i += 16
             }
-            if i < samples {
-                let a = load16(upper + i)
-                let value = a + b * (load16(lower + i) - a)
-                let count = samples - i
-                storeBytes8(value.lowHalf, to: out + i, count: min(8, count))
-                if count > 8 { storeBytes8(value.highHalf, to: out + i + 8, count: count - 8) }
+            while i < samples {
+                let a = UInt32(upper.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self))
+                let c = UInt32(lower.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self))
+                out[i] = UInt8(truncatingIfNeeded: (a * UInt32(wa[0]) + c * UInt32(wb[0]) + 128) >> 8)
+                i += 1
             }
         }
     }
 
-    /// One blurred low-res row (pixel −1 at offset 0) interpolated to `w` full-resolution pixels.
+    /// One blurred low-res row (pixel −1 at offset 0) interpolated to `w` full-resolution pixels,
+    /// stored as rounded UInt16 of value · `scale`.
     @inline(__always)
-    static func widen(_ row: UnsafeMutablePointer<Float>, into out: UnsafeMutablePointer<Float>, width w: Int,
-                      offsets: UnsafePointer<Int32>, weights: UnsafePointer<Float>) {
+    static func widen(_ row: UnsafeMutablePointer<Float>, into out: UnsafeMutableRawPointer, width w: Int,
+                      offsets: UnsafePointer<Int32>, weights: UnsafePointer<Float>, scale: Float) {
         var o = out
         for x in 0..<w {
             let p = row + Int(offsets[x])
             let left = UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
             let right = UnsafeRawPointer(p + 3).loadUnaligned(as: SIMD4<Float>.self)
-            // The fourth float spills into the next pixel, which is written next; the row has slack.
-            UnsafeMutableRawPointer(o).storeBytes(of: left + weights[x] * (right - left), as: SIMD4<Float>.self)
-            o += 3
+            // Values are in 0…255 (all weights are positive), so value · scale ≤ 8160: the 2²³
+            // trick rounds it into the low bits.
+            let bits = unsafeBitCast((left + weights[x] * (right - left)) * scale + 12_582_912, to: SIMD4<UInt32>.self) & 0xFFFF
+            // The fourth lane spills into the next pixel, which is written next; the row has slack.
+            o.storeBytes(of: SIMD4<UInt16>(truncatingIfNeeded: bits), as: SIMD4<UInt16>.self)
+            o += 6
         }
     }
 }
