@@ -63,7 +63,9 @@ final class DecimatedBlur: @unchecked Sendable {
 
     init(plan: DecimationPlan, width: Int, height: Int, workers: Int) {
         factor = plan.factor
-        taps = gaussianTaps(sigma: plan.lowSigma)
+        // Radius 3σₗ: the small picture's FIR is the remaining cost, and 4σₗ measured no better (PSNR
+        // identical to 0.1 dB at σ 2…100).
+        taps = gaussianTaps(sigma: plan.lowSigma, radiusFactor: 3)
         self.width = width
         self.height = height
         self.workers = workers

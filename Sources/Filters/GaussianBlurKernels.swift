@@ -7,9 +7,9 @@ import Darwin
 // The math of the Gaussian blur: kernel weights and pure row/column kernels. Scheduling (bands,
 // threads, scratch) lives in GaussianBlur.swift.
 
-/// Normalised taps w[0...R] of a sampled Gaussian, R = ceil(4σ): w0 + 2·Σ w_k = 1.
-func gaussianTaps(sigma: Double) -> [Float] {
-    let radius = max(1, Int((4 * sigma).rounded(.up)))
+/// Normalised taps w[0...R] of a sampled Gaussian, R = ceil(radiusFactor·σ): w0 + 2·Σ w_k = 1.
+func gaussianTaps(sigma: Double, radiusFactor: Double = 4) -> [Float] {
+    let radius = max(1, Int((radiusFactor * sigma).rounded(.up)))
     let raw = (0...radius).map { k in exp(-Double(k * k) / (2 * sigma * sigma)) }
     let total = raw[0] + 2 * raw.dropFirst().reduce(0, +)
     return raw.map { Float($0 / total) }
