@@ -347,9 +347,8 @@ struct YUVInverseKernel: Sendable {
                      width w: Int, out: UnsafeMutablePointer<UInt8>) {
         var x = 0
         // 16 pixels per step, even and odd columns apart: even pixels take chroma sample i, odd ones
-        // the mean of i and i + 1, so no chroma interleaving is needed. The last pixel of the row is
-        // never written by a 4-byte store, so the vector loop stops before it.
-        while x + 16 < w {
+        // the mean of i and i + 1, so no chroma interleaving is needed; 48 bytes stored exactly.
+        while x + 16 <= w {
             let i = x / 2
             let pairs = UnsafeRawPointer(y + x).loadUnaligned(as: SIMD8<UInt16>.self)
             let yEven = a * (SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: pairs & 0xFF)) - yo)
@@ -358,12 +357,15 @@ struct YUVInverseKernel: Sendable {
             let cbOdd = 0.5 * (cbEven + load8(cb + i + 1)), crOdd = 0.5 * (crEven + load8(cr + i + 1))
             let even = pack(yEven + rCr * crEven, yEven + gCb * cbEven + gCr * crEven, yEven + bCb * cbEven)
             let odd = pack(yOdd + rCr * crOdd, yOdd + gCb * cbOdd + gCr * crOdd, yOdd + bCb * cbOdd)
+            // Pixels 0…15 as words: even e_k = pixel 2k, odd o_k = pixel 2k + 1. Group g holds pixels
+            // 4g…4g+3 = e_2g, o_2g, e_2g+1, o_2g+1; its 12 bytes are three words (lanes = groups).
+            let p0 = SIMD4(even[0], even[2], even[4], even[6]), p1 = SIMD4(odd[0], odd[2], odd[4], odd[6])
+            let p2 = SIMD4(even[1], even[3], even[5], even[7]), p3 = SIMD4(odd[1], odd[3], odd[5], odd[7])
+            let w0 = p0 | p1 &<< 24, w1 = p1 &>> 8 | p2 &<< 16, w2 = p2 &>> 16 | p3 &<< 8
             let p = UnsafeMutableRawPointer(out + 3 * x)
-            // Each 4-byte store spills one byte into the next pixel, which is written next.
-            for k in 0..<8 {
-                p.storeBytes(of: even[k], toByteOffset: 6 * k, as: UInt32.self)
-                p.storeBytes(of: odd[k], toByteOffset: 6 * k + 3, as: UInt32.self)
-            }
+            p.storeBytes(of: SIMD4(w0[0], w1[0], w2[0], w0[1]), as: SIMD4<UInt32>.self)
+            p.storeBytes(of: SIMD4(w1[1], w2[1], w0[2], w1[2]), toByteOffset: 16, as: SIMD4<UInt32>.self)
+            p.storeBytes(of: SIMD4(w2[2], w0[3], w1[3], w2[3]), toByteOffset: 32, as: SIMD4<UInt32>.self)
             x += 16
         }
         while x < w {

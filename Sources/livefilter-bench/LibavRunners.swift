@@ -85,7 +85,7 @@ final class SwsRunner {
     let frame: UnsafeMutablePointer<AVFrame>?
 
     init(source: FrameSize, sourceFormat: AVPixelFormat, destination: FrameSize, destinationFormat: AVPixelFormat,
-         flags: Int32, threads: Int, matrix: Int32 = SWS_CS_ITU709, fullRangeYUV: Bool = false) throws {
+         flags: Int32, threads: Int, matrix: Int32 = SWS_CS_ITU709, fullRangeYUV: Bool = false, leftSitedChroma: Bool = false) throws {
         guard let ctx = sws_alloc_context() else { throw BenchFailure(description: "sws_alloc_context") }
         let raw = UnsafeMutableRawPointer(ctx)
         av_opt_set_int(raw, "srcw", Int64(source.width), 0)
@@ -96,6 +96,12 @@ final class SwsRunner {
         av_opt_set_int(raw, "dst_format", Int64(destinationFormat.rawValue), 0)
         av_opt_set_int(raw, "sws_flags", Int64(flags), 0)
         av_opt_set_int(raw, "threads", Int64(threads), 0)
+        if leftSitedChroma {
+            // H.264's default chroma location: x co-sited with even columns, y between rows (1/256 luma units).
+            let side = sourceFormat == AV_PIX_FMT_YUV420P ? "src" : "dst"
+            av_opt_set_int(raw, "\(side)_h_chr_pos", 0, 0)
+            av_opt_set_int(raw, "\(side)_v_chr_pos", 128, 0)
+        }
         guard sws_init_context(ctx, nil, nil) >= 0 else {
             sws_freeContext(ctx)
             throw BenchFailure(description: "sws_init_context")
