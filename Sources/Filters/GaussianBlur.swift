@@ -52,11 +52,11 @@ final class GaussianBlurRenderer: FilterRenderer {
     var outputSize: FrameSize { inputSize }
     private let region: PixelRect
     private let workers: Int
-    /// Small sigmas: direct FIR taps, a float plane and padded rows per band.
+    /// Small sigmas: direct FIR taps; per band a padded row and a ring of 2R + 1 filtered rows.
     private let taps: [Float]
-    private let plane: ScratchBuffer<Float>?
-    private let planeStride: Int
+    private let ringStride: Int
     private let rowScratch: [ScratchBuffer<Float>]
+    private let ringScratch: [ScratchBuffer<Float>]
     /// Sigma ≥ 2: decimate, blur small, interpolate back.
     private let decimated: DecimatedBlur?
 
@@ -68,16 +68,17 @@ final class GaussianBlurRenderer: FilterRenderer {
             DecimatedBlur(plan: $0, width: region.width, height: region.height, workers: workers)
         }
         let samples = 3 * region.width
-        planeStride = (samples + 15) / 16 * 16 + 16
+        ringStride = (samples + 15) / 16 * 16 + 16
         if decimated == nil {
             taps = gaussianTaps(sigma: sigma)
-            plane = ScratchBuffer(count: planeStride * region.height + 16, zero: 0)
             let padded = 3 * (region.width + 2 * (taps.count - 1)) + 32
             rowScratch = (0..<workers).map { _ in ScratchBuffer(count: padded, zero: 0) }
+            let ring = ringStride * (2 * taps.count - 1) + 16
+            ringScratch = (0..<workers).map { _ in ScratchBuffer(count: ring, zero: 0) }
         } else {
             taps = []
-            plane = nil
             rowScratch = []
+            ringScratch = []
         }
     }
 
@@ -88,16 +89,12 @@ final class GaussianBlurRenderer: FilterRenderer {
             decimated.render(input, output)
             return
         }
-        guard let planeBuffer = plane else { return }
-        let plane = FloatPlane(base: planeBuffer.base, stride: planeStride)
         let h = region.height
-        let rowScratch = rowScratch, taps = taps
+        let rowScratch = rowScratch, ringScratch = ringScratch, taps = taps, ringStride = ringStride
         let rowBands = Parallel.bandCount(for: h, minimumPerBand: 32, workers: workers)
         Parallel.forEachBand(of: h, bands: rowBands) { band, rows in
-            FIRBlurKernel.horizontal(rows: rows, source: input, plane: plane, taps: taps, padded: rowScratch[band].base)
-        }
-        Parallel.forEachBand(of: h, bands: rowBands) { _, rows in
-            FIRBlurKernel.vertical(rows: rows, plane: plane, destination: output, taps: taps)
+            FIRBlurKernel.fused(rows: rows, source: input, destination: output, taps: taps, padded: rowScratch[band].base,
+                                ring: ringScratch[band].base, ringStride: ringStride)
         }
     }
 

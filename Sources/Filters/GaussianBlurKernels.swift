@@ -103,7 +103,12 @@ enum FIRBlurKernel {
             for y in rows {
                 let s = source.row(y)
                 // Row with R edge pixels repeated on both sides.
-                for i in 0..<samples { padded[3 &* radius &+ i] = Float(s[i]) }
+                var j = 0
+                while j + 16 <= samples {
+                    store16(SIMD16<Float>(UnsafeRawPointer(s + j).loadUnaligned(as: SIMD16<UInt8>.self)), padded + (3 &* radius &+ j))
+                    j &+= 16
+                }
+                while j < samples { padded[3 &* radius &+ j] = Float(s[j]); j &+= 1 }
                 for k in 0..<radius {
                     for c in 0..<3 {
                         padded[3 &* k &+ c] = Float(s[c])
@@ -128,34 +133,51 @@ enum FIRBlurKernel {
             }
         }
     }
+}
 
-    /// Vertical pass producing destination rows `rows` from the float plane, clamp-to-edge.
-    static func vertical(rows: Range<Int>, plane: FloatPlane, destination: PixelRegion, taps: [Float]) {
+extension FIRBlurKernel {
+    /// Both passes for destination rows `rows`, with the horizontally filtered rows kept in a ring of
+    /// 2R + 1 float rows (`ring`, rows `ringStride` floats apart) that stays in the cache: each
+    /// source row is filtered once per band, and no full-frame float plane is written or read.
+    static func fused(rows: Range<Int>, source: PixelRegion, destination: PixelRegion, taps: [Float],
+                      padded: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, ringStride: Int) {
         let radius = taps.count - 1
-        let h = destination.height
+        let size = 2 * radius + 1
+        let h = source.height
         let samples = 3 * destination.width
-        taps.withUnsafeBufferPointer { taps in
+        var next = max(0, rows.lowerBound - radius)   // next source row to filter horizontally
+        taps.withUnsafeBufferPointer { weights in
         withUnsafeTemporaryAllocation(of: UnsafePointer<Float>.self, capacity: 2 * radius + 2) { pointers in
             let above = pointers.baseAddress!, below = above + radius + 1
+            @inline(__always) func slot(_ row: Int) -> UnsafeMutablePointer<Float> { ring + (row % size) * ringStride }
             for y in rows {
-                // The rows each tap reads, clamped to the edge once per output row.
+                while next <= min(h - 1, y + radius) {
+                    // A one-row plane with stride 0: row(next) is the ring slot.
+                    horizontal(rows: next..<(next + 1), source: source, plane: FloatPlane(base: slot(next), stride: 0),
+                               taps: taps, padded: padded)
+                    next += 1
+                }
                 for k in 1...radius {
-                    above[k] = UnsafePointer(plane.row(max(y - k, 0)))
-                    below[k] = UnsafePointer(plane.row(min(y + k, h - 1)))
+                    above[k] = UnsafePointer(slot(max(y - k, 0)))
+                    below[k] = UnsafePointer(slot(min(y + k, h - 1)))
                 }
                 let out = destination.row(y)
-                let center = UnsafePointer(plane.row(y))
+                let centre = UnsafePointer(slot(y))
                 var i = 0
                 while i < samples {
-                    var acc = taps[0] * load16(center + i)
+                    var acc = weights[0] * load16(centre + i)
                     var k = 1
                     while k <= radius {
-                        acc += taps[k] * (load16(above[k] + i) + load16(below[k] + i))
+                        acc += weights[k] * (load16(above[k] + i) + load16(below[k] + i))
                         k &+= 1
                     }
                     let count = min(16, samples &- i)
-                    storeBytes8(acc.lowHalf, to: out + i, count: min(8, count))
-                    if count > 8 { storeBytes8(acc.highHalf, to: out + i + 8, count: count &- 8) }
+                    if count == 16 {
+                        UnsafeMutableRawPointer(out + i).storeBytes(of: roundToBytes16(acc), as: SIMD16<UInt8>.self)
+                    } else {
+                        storeBytes8(acc.lowHalf, to: out + i, count: min(8, count))
+                        if count > 8 { storeBytes8(acc.highHalf, to: out + i + 8, count: count &- 8) }
+                    }
                     i &+= 16
                 }
             }
