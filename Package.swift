@@ -40,6 +40,8 @@ let package = Package(
         // libFuzzer targets (scripts/fuzz.sh); an ordinary build makes corpus replay tools of them.
         .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters"]),
         .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS"]),
+        // Kernel benchmark: Swift filters against libavfilter/libswscale in one process (`make bench`).
+        .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),

@@ -104,7 +104,7 @@ final class BilinearRotateRenderer: FilterRenderer {
 
     func render(_ source: RGBImage, into destination: RGBImage) {
         let c = cosine, s = sine, fill = fill
-        let bands = Parallel.bandCount(for: outputSize.height, minimumPerBand: 32)
+        let bands = Parallel.bandCount(for: outputSize.height, minimumPerBand: 32, workers: Parallel.workerCount)
         Parallel.forEachBand(of: outputSize.height, bands: bands) { _, rows in
             RotateKernel.rows(rows, source: source, destination: destination, cosine: c, sine: s, fill: fill)
         }
@@ -112,44 +112,132 @@ final class BilinearRotateRenderer: FilterRenderer {
 }
 
 enum RotateKernel {
+    /// Fixed-point bits of the source coordinates (32.32 in an Int64: no drift along a row).
+    static let fractionBits: Int64 = 32
+
+    /// The range of u (clamped to 0..<count) where lo ≤ g0 + u·d < hi.
+    @inline(__always)
+    static func span(_ g0: Double, _ d: Double, _ lo: Double, _ hi: Double, _ count: Int) -> Range<Int> {
+        if d == 0 { return g0 >= lo && g0 < hi ? 0..<count : 0..<0 }
+        var a = (lo - g0) / d, b = (hi - g0) / d
+        if d < 0 { swap(&a, &b) }
+        // u ≥ a and u < b (open at b); integer bounds, clamped.
+        let first = max(0, min(count, Int(max(-1e9, min(1e9, a)).rounded(.up))))
+        let end = max(first, min(count, Int(max(-1e9, min(1e9, b)).rounded(.up))))
+        return first..<end
+    }
+
     static func rows(_ rows: Range<Int>, source: RGBImage, destination: RGBImage,
                      cosine c: Double, sine s: Double, fill: RGBColor) {
         let sw = source.width, sh = source.height
+        let outW = destination.width
         let scx = Double(sw - 1) / 2, scy = Double(sh - 1) / 2
-        let dcx = Double(destination.width - 1) / 2, dcy = Double(destination.height - 1) / 2
-        let fillVector = SIMD4<Float>(Float(fill.r), Float(fill.g), Float(fill.b), 0)
+        let dcx = Double(outW - 1) / 2, dcy = Double(destination.height - 1) / 2
         let base = UnsafePointer(source.baseAddress)
         let stride = source.bytesPerRow
-
-        @inline(__always) func load(_ x: Int, _ y: Int) -> SIMD4<Float> {
-            guard x >= 0, y >= 0, x < sw, y < sh else { return fillVector }
-            let p = base + y * stride + 3 * x
-            return SIMD4<Float>(Float(p[0]), Float(p[1]), Float(p[2]), 0)
-        }
+        let one = Double(Int64(1) << fractionBits)
+        let stepX = Int64((c * one).rounded()), stepY = Int64((-s * one).rounded())
+        let fillWord = UInt32(fill.r) | UInt32(fill.g) << 8 | UInt32(fill.b) << 16
+        // A margin in source pixels that covers the fixed-point rounding of the fast span.
+        let margin = 1e-6
 
         for v in rows {
             let out = destination.row(v)
             let dy = Double(v) - dcy
-            for u in 0..<destination.width {
-                let dx = Double(u) - dcx
-                // Inverse of a clockwise (y-down) rotation.
-                let sx = scx + c * dx + s * dy
-                let sy = scy - s * dx + c * dy
-                let fx0 = sx.rounded(.down), fy0 = sy.rounded(.down)
-                let p = out + 3 * u
-                guard fx0 >= -1, fy0 >= -1, fx0 < Double(sw), fy0 < Double(sh) else {
-                    p[0] = fill.r; p[1] = fill.g; p[2] = fill.b
-                    continue
-                }
-                let x0 = Int(fx0), y0 = Int(fy0)
-                let fx = Float(sx - fx0), fy = Float(sy - fy0)
-                let top = load(x0, y0) * (1 - fx) + load(x0 + 1, y0) * fx
-                let bottom = load(x0, y0 + 1) * (1 - fx) + load(x0 + 1, y0 + 1) * fx
-                let value = (top * (1 - fy) + bottom * fy) + 0.5
-                p[0] = UInt8(min(value[0], 255))
-                p[1] = UInt8(min(value[1], 255))
-                p[2] = UInt8(min(value[2], 255))
+            // Source position of u = 0 and its change per output pixel (inverse of a clockwise rotation).
+            let sx0 = scx - c * dcx + s * dy
+            let sy0 = scy + s * dcx + c * dy
+            // Fast span: all four neighbours inside (0 ≤ sx < sw − 1, 0 ≤ sy < sh − 1), never the last pixel.
+            let fx = span(sx0, c, margin, Double(sw - 1) - margin, outW - 1)
+            let fy = span(sy0, -s, margin, Double(sh - 1) - margin, outW - 1)
+            // Touched span: at least one neighbour inside (−1 < sx < sw, −1 < sy < sh), widened by one pixel.
+            let tx = span(sx0, c, -1 - 1e-3, Double(sw) + 1e-3, outW)
+            let ty = span(sy0, -s, -1 - 1e-3, Double(sh) + 1e-3, outW)
+            let touchedLow = max(0, max(tx.lowerBound, ty.lowerBound) - 1)
+            let touchedHigh = min(outW, min(tx.upperBound, ty.upperBound) + 1)
+            guard touchedLow < touchedHigh else {
+                fillPixels(out, 0..<outW, fillWord)
+                continue
             }
+            let touched = touchedLow..<touchedHigh
+            let fastLow = min(max(max(fx.lowerBound, fy.lowerBound), touchedLow), touchedHigh)
+            let fast = fastLow..<max(fastLow, min(min(fx.upperBound, fy.upperBound), touchedHigh))
+            fillPixels(out, 0..<touched.lowerBound, fillWord)
+            for u in touched.lowerBound..<fast.lowerBound {
+                general(u, out, sx0 + c * Double(u), sy0 - s * Double(u), base, stride, sw, sh, fill)
+            }
+            if !fast.isEmpty {
+                var x = Int64((sx0 * one).rounded()) + Int64(fast.lowerBound) * stepX
+                var y = Int64((sy0 * one).rounded()) + Int64(fast.lowerBound) * stepY
+                var p = out + 3 * fast.lowerBound
+                for _ in fast {
+                    let xi = Int(truncatingIfNeeded: x >> fractionBits), yi = Int(truncatingIfNeeded: y >> fractionBits)
+                    let wx = UInt32(truncatingIfNeeded: (x >> (fractionBits - 8)) & 0xFF)
+                    let wy = UInt32(truncatingIfNeeded: (y >> (fractionBits - 8)) & 0xFF)
+                    let q = base + (yi &* stride &+ 3 &* xi)
+                    // Word loads read one byte past the pixel: inside the row (x + 1 < sw) or its padding.
+                    let p00 = UnsafeRawPointer(q).loadUnaligned(as: UInt32.self)
+                    let p01 = UnsafeRawPointer(q + 3).loadUnaligned(as: UInt32.self)
+                    let p10 = UnsafeRawPointer(q + stride).loadUnaligned(as: UInt32.self)
+                    let p11 = UnsafeRawPointer(q + stride + 3).loadUnaligned(as: UInt32.self)
+                    // Weights in 1/256 that sum to exactly 256, so flat areas stay exact.
+                    let w11 = (wx &* wy &+ 128) >> 8
+                    let w01 = wx &- w11, w10 = wy &- w11
+                    let w00 = 256 &- wx &- wy &+ w11
+                    // R and B in 16-bit fields of one word, G in another: each sum ≤ 255·256 fits.
+                    let mask: UInt32 = 0x00FF_00FF
+                    let rb = (p00 & mask) &* w00 &+ (p01 & mask) &* w01 &+ (p10 & mask) &* w10 &+ (p11 & mask) &* w11
+                    let g = ((p00 >> 8) & mask) &* w00 &+ ((p01 >> 8) & mask) &* w01 &+ ((p10 >> 8) & mask) &* w10 &+ ((p11 >> 8) & mask) &* w11
+                    let word = (((rb &+ 0x0080_0080) >> 8) & mask) | ((g &+ 0x80) & 0xFF00)
+                    // Spills one byte into the next pixel, which is written next (never the row's last pixel).
+                    UnsafeMutableRawPointer(p).storeBytes(of: word, as: UInt32.self)
+                    p += 3
+                    x &+= stepX
+                    y &+= stepY
+                }
+            }
+            for u in fast.upperBound..<touched.upperBound {
+                general(u, out, sx0 + c * Double(u), sy0 - s * Double(u), base, stride, sw, sh, fill)
+            }
+            fillPixels(out, touched.upperBound..<outW, fillWord)
         }
+    }
+
+    @inline(__always)
+    static func fillPixels(_ out: UnsafeMutablePointer<UInt8>, _ range: Range<Int>, _ word: UInt32) {
+        guard !range.isEmpty else { return }
+        var p = out + 3 * range.lowerBound
+        for _ in range {
+            p[0] = UInt8(truncatingIfNeeded: word)
+            p[1] = UInt8(truncatingIfNeeded: word >> 8)
+            p[2] = UInt8(truncatingIfNeeded: word >> 16)
+            p += 3
+        }
+    }
+
+    /// One pixel near or across the source's edge: neighbours outside count as `fill`.
+    @inline(never)
+    static func general(_ u: Int, _ out: UnsafeMutablePointer<UInt8>, _ sx: Double, _ sy: Double,
+                        _ base: UnsafePointer<UInt8>, _ stride: Int, _ sw: Int, _ sh: Int, _ fill: RGBColor) {
+        let p = out + 3 * u
+        let fx0 = sx.rounded(.down), fy0 = sy.rounded(.down)
+        guard fx0 >= -1, fy0 >= -1, fx0 < Double(sw), fy0 < Double(sh) else {
+            p[0] = fill.r; p[1] = fill.g; p[2] = fill.b
+            return
+        }
+        let fillVector = SIMD4<Float>(Float(fill.r), Float(fill.g), Float(fill.b), 0)
+        @inline(__always) func load(_ x: Int, _ y: Int) -> SIMD4<Float> {
+            guard x >= 0, y >= 0, x < sw, y < sh else { return fillVector }
+            let q = base + y * stride + 3 * x
+            return SIMD4<Float>(Float(q[0]), Float(q[1]), Float(q[2]), 0)
+        }
+        let x0 = Int(fx0), y0 = Int(fy0)
+        let fx = Float(sx - fx0), fy = Float(sy - fy0)
+        let top = load(x0, y0) * (1 - fx) + load(x0 + 1, y0) * fx
+        let bottom = load(x0, y0 + 1) * (1 - fx) + load(x0 + 1, y0 + 1) * fx
+        let value = (top * (1 - fy) + bottom * fy) + 0.5
+        p[0] = UInt8(min(value[0], 255))
+        p[1] = UInt8(min(value[1], 255))
+        p[2] = UInt8(min(value[2], 255))
     }
 }

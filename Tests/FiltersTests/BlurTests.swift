@@ -2,7 +2,7 @@ import Filters
 import Testing
 
 @Suite struct BlurTests {
-    @Test(arguments: [0.5, 2, 6, 30])
+    @Test(arguments: [0.5, 2, 6, 30, 100])
     func matchesExactGaussian(sigma: Double) throws {
         let image = Images.natural(1920, 1080)
         let fast = try render(GaussianBlur(sigma: sigma), image)
@@ -19,7 +19,18 @@ import Testing
         #expect(blurred.packedBytes() == image.packedBytes())
     }
 
-    @Test(arguments: [1.5, 8])
+    /// Tiny and thin pictures (smaller than one decimation block) stay exactly constant.
+    @Test(arguments: [FrameSize(1, 1), FrameSize(2, 3), FrameSize(5, 1), FrameSize(1, 9), FrameSize(67, 2)])
+    func tinyPicturesStayConstant(size: FrameSize) throws {
+        for sigma in [0.5, 2, 6, 30, 100] {
+            let image = RGBImage(size: size)
+            image.fill(r: 3, g: 128, b: 251)
+            let blurred = try render(GaussianBlur(sigma: sigma), image)
+            #expect(blurred.packedBytes() == image.packedBytes(), "\(size) sigma \(sigma)")
+        }
+    }
+
+    @Test(arguments: [1.5, 8, 30])
     func regionBlurLeavesOutsideIdenticalAndMatchesCroppedBlur(sigma: Double) throws {
         let image = Images.natural(641, 359)
         let region = PixelRect(x: 37, y: 21, width: 300, height: 151)
