@@ -68,12 +68,23 @@ public struct PlanarYUV420View: @unchecked Sendable {
 /// double-precision evaluation of the same formulas. Rows are split into bands across
 /// `Parallel.workerCount` cores (pairs of rows, so no chroma row is shared).
 public struct YUVConverter: Hashable, Sendable {
+    /// How RGB → 4:2:0 forms each chroma sample from its pixels.
+    public enum ChromaDownsampling: String, Hashable, Sendable {
+        /// [1 2 1]/4 across columns centred on the even column, rows averaged: H.264's left siting.
+        case leftSited
+        /// The mean of the 2×2 block: the exact inverse of chroma replication (libswscale's default
+        /// 4:2:0 → RGB), so a decode → RGB → encode round trip keeps chroma as it was.
+        case box
+    }
+
     public var matrix: YUVMatrix
     public var range: YUVRange
+    public var downsampling: ChromaDownsampling
 
-    public init(matrix: YUVMatrix = .bt709, range: YUVRange = .limited) {
+    public init(matrix: YUVMatrix = .bt709, range: YUVRange = .limited, downsampling: ChromaDownsampling = .leftSited) {
         self.matrix = matrix
         self.range = range
+        self.downsampling = downsampling
     }
 
     /// Y′ = yScale·(Kr R + Kg G + Kb B) + yOffset; Cb = cScale·(B − Y)/(2(1 − Kb)) + 128, Cr likewise.
@@ -107,7 +118,7 @@ public struct YUVConverter: Hashable, Sendable {
         let k = YUVForwardKernel(
             yr: m[0][0], yg: m[0][1], yb: m[0][2], yo: Float(yOffset),
             ur: m[1][0] / 8, ug: m[1][1] / 8, ub: m[1][2] / 8,
-            vr: m[2][0] / 8, vg: m[2][1] / 8, vb: m[2][2] / 8)
+            vr: m[2][0] / 8, vg: m[2][1] / 8, vb: m[2][2] / 8, box: downsampling == .box)
         let pairs = yuv.chromaHeight
         let bands = Parallel.bandCount(for: pairs, minimumPerBand: 16)
         let source = UnsafeRawPointerBox(UnsafeRawPointer(rgb))
@@ -174,6 +185,8 @@ struct YUVForwardKernel: Sendable {
     // Chroma weights already divided by 8 (the [1 2 1] × [1 1] filter's sum).
     var ur: Float, ug: Float, ub: Float
     var vr: Float, vg: Float, vb: Float
+    /// 2×2 block means (weights 2, 2 per row) instead of [1 2 1] (both sum to 8 over two rows).
+    var box: Bool
 
     @inline(__always)
     private func channels(_ w: SIMD8<UInt32>) -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>) {
@@ -216,10 +229,17 @@ struct YUVForwardKernel: Sendable {
                 let (er1, eg1, eb1) = channels(e1), (or1, og1, ob1) = channels(o1)
                 storeLuma(lumaBits(er0, eg0, eb0), lumaBits(or0, og0, ob0), y0 + x)
                 if hasSecond { storeLuma(lumaBits(er1, eg1, eb1), lumaBits(or1, og1, ob1), y1 + x) }
-                let (lr0, lg0, lb0) = channels(l0), (lr1, lg1, lb1) = channels(l1)
-                let r = (lr0 + lr1) + 2 * (er0 + er1) + (or0 + or1)
-                let g = (lg0 + lg1) + 2 * (eg0 + eg1) + (og0 + og1)
-                let b = (lb0 + lb1) + 2 * (eb0 + eb1) + (ob0 + ob1)
+                let r: SIMD8<Float>, g: SIMD8<Float>, b: SIMD8<Float>
+                if box {
+                    r = 2 * ((er0 + er1) + (or0 + or1))
+                    g = 2 * ((eg0 + eg1) + (og0 + og1))
+                    b = 2 * ((eb0 + eb1) + (ob0 + ob1))
+                } else {
+                    let (lr0, lg0, lb0) = channels(l0), (lr1, lg1, lb1) = channels(l1)
+                    r = (lr0 + lr1) + 2 * (er0 + er1) + (or0 + or1)
+                    g = (lg0 + lg1) + 2 * (eg0 + eg1) + (og0 + og1)
+                    b = (lb0 + lb1) + 2 * (eb0 + eb1) + (ob0 + ob1)
+                }
                 let u = ur * r + ug * g + ub * b + 128
                 let v = vr * r + vg * g + vb * b + 128
                 UnsafeMutableRawPointer(uRow + i).storeBytes(of: roundToBytes(u), as: SIMD8<UInt8>.self)
@@ -279,7 +299,11 @@ struct YUVForwardKernel: Sendable {
             g += weight * (Float((w0 >> 8) & 0xFF) + Float((w1 >> 8) & 0xFF))
             b += weight * (Float((w0 >> 16) & 0xFF) + Float((w1 >> 16) & 0xFF))
         }
-        add(2 * i - 1, 1); add(2 * i, 2); add(2 * i + 1, 1)
+        if box {
+            add(2 * i, 2); add(2 * i + 1, 2)
+        } else {
+            add(2 * i - 1, 1); add(2 * i, 2); add(2 * i + 1, 1)
+        }
         uRow[i] = UInt8(min(max(ur * r + ug * g + ub * b + 128, 0), 255).rounded())
         vRow[i] = UInt8(min(max(vr * r + vg * g + vb * b + 128, 0), 255).rounded())
     }

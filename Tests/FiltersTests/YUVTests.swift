@@ -33,7 +33,7 @@ enum YUVReference {
     static func clampRound(_ x: Double) -> Int { Int(min(max(x, 0), 255).rounded()) }
 
     /// Y per pixel; Cb/Cr at even columns from rows 2j, 2j+1 averaged and columns 2i−1, 2i, 2i+1 weighted 1 2 1 (edges repeated).
-    static func forward(_ image: RGBImage, _ m: YUVMatrix, _ r: YUVRange) -> (y: [Int], u: [Int], v: [Int]) {
+    static func forward(_ image: RGBImage, _ m: YUVMatrix, _ r: YUVRange, box: Bool = false) -> (y: [Int], u: [Int], v: [Int]) {
         let c = coefficients(m, r)
         let w = image.width, h = image.height, cw = (w + 1) / 2, ch = (h + 1) / 2
         func px(_ x: Int, _ y: Int) -> (Double, Double, Double) {
@@ -50,7 +50,7 @@ enum YUVReference {
         for j in 0..<ch {
             for i in 0..<cw {
                 var R = 0.0, G = 0.0, B = 0.0
-                for (dx, wt) in [(-1, 1.0), (0, 2.0), (1, 1.0)] {
+                for (dx, wt) in box ? [(0, 2.0), (1, 2.0)] : [(-1, 1.0), (0, 2.0), (1, 1.0)] {
                     for dy in 0...1 {
                         let (r0, g0, b0) = px(2 * i + dx, 2 * j + dy)
                         R += wt * r0 / 8; G += wt * g0 / 8; B += wt * b0 / 8
@@ -102,6 +102,27 @@ enum YUVReference {
             let planes = Planes(width: size.width, height: size.height)
             YUVConverter(matrix: matrix, range: range).rgbToYUV420(image, into: planes.view)
             let reference = YUVReference.forward(image, matrix, range)
+            let v = planes.view
+            var worst = 0
+            for y in 0..<size.height { for x in 0..<size.width { worst = max(worst, abs(Int(v.y[y * v.yStride + x]) - reference.y[y * size.width + x])) } }
+            for j in 0..<v.chromaHeight {
+                for i in 0..<v.chromaWidth {
+                    worst = max(worst, abs(Int(v.u[j * v.uStride + i]) - reference.u[j * v.chromaWidth + i]))
+                    worst = max(worst, abs(Int(v.v[j * v.vStride + i]) - reference.v[j * v.chromaWidth + i]))
+                }
+            }
+            #expect(worst <= 1, "\(matrix) \(range) \(size): worst \(worst)")
+        }
+    }
+
+    /// The box mode (2×2 block means) the pipeline uses, against the same double reference.
+    @Test(arguments: YUVMatrix.allCases, YUVRange.allCases)
+    func boxForwardWithinOneOfDoubleReference(matrix: YUVMatrix, range: YUVRange) {
+        for size in Self.sizes {
+            let image = Images.natural(size.width, size.height, seed: 9)
+            let planes = Planes(width: size.width, height: size.height)
+            YUVConverter(matrix: matrix, range: range, downsampling: .box).rgbToYUV420(image, into: planes.view)
+            let reference = YUVReference.forward(image, matrix, range, box: true)
             let v = planes.view
             var worst = 0
             for y in 0..<size.height { for x in 0..<size.width { worst = max(worst, abs(Int(v.y[y * v.yStride + x]) - reference.y[y * size.width + x])) } }
