@@ -63,7 +63,7 @@ public final class Muxer: PacketSink {
     }
 
     deinit {
-        if headerWritten && !trailerWritten { av_write_trailer(context) }
+        // An unfinished muxer is an abandoned output: no trailer (faststart would re-open the file).
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
             avio_closep(&context.pointee.pb)
         }

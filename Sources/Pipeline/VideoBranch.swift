@@ -1,4 +1,5 @@
 import Filters
+import Foundation
 import MediaIO
 import Synchronization
 
@@ -128,13 +129,23 @@ final class VideoBranch: @unchecked Sendable {
         worker = StageThread(name: "livefilter.encode") { [self] in encodeLoop() }
     }
 
+    /// Fault injection for the reliability tests (RELIABILITY.md): the encoder "fails" after this
+    /// many frames, as libx264 would on an internal error, so the failure path is exercised for real.
+    private static let injectedFailureAfter: Int? =
+        ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_ENCODER_AFTER"].flatMap { Int($0) }
+
     private func encodeLoop() {
         var durations: [Int64: Int64] = [:]
         var lastDuration: Int64 = 1
+        var sent = 0
         do {
             while let job = try jobs.pop() {
                 switch job {
                 case let .frame(frame, duration):
+                    sent += 1
+                    if let limit = Self.injectedFailureAfter, sent > limit {
+                        throw FFmpegError(code: -5, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]")
+                    }
                     if !constantRate { durations[frame.presentationTimestamp] = duration }
                     lastDuration = duration
                     try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }

@@ -90,7 +90,7 @@ struct JobOptions: ParsableArguments {
     @Option(help: "HLS ladder rung WxH@RATE, e.g. 1280x720@2800k (repeat for more; a master playlist is written at -o).")
     var rendition: [Rendition] = []
 
-    @Option(help: "Seconds a network read may make no progress before it fails.")
+    @Option(help: "Seconds a network read may make no progress before it fails (opening, and each packet of a network VOD, get 3 times this).")
     var ioTimeout: Double = 10
 
     @Option(help: "Refuse inputs whose pictures have more pixels than this.")

@@ -47,6 +47,29 @@ extension EndToEnd {
             }
         }
 
+        @Test("the encoder failing mid-stream: exit 1, one line, the old output untouched, no temporaries",
+              arguments: ["out.mp4", "out.m3u8"])
+        func encoderFailsMidStream(name: String) async throws {
+            let sandbox = try Sandbox("robust-encoder")
+            defer { sandbox.remove() }
+            let output = sandbox.file(name)
+            let precious = Data("the previous good output\n".utf8)
+            if name.hasSuffix(".mp4") { try precious.write(to: output) }
+            // The fault switch makes the encode thread fail after 40 frames, as libx264 would on an
+            // internal error; no input makes libx264 fail on its own (RELIABILITY.md).
+            let (result, seconds) = try await timed {
+                try await livefilterInShell("export LIVEFILTER_FAULT_ENCODER_AFTER=40",
+                                            ["run", Sample.landscape.url.path, "-o", output.path, "-y", "--chain", "mirror",
+                                             "--hls-time", "1", "--quiet"])
+            }
+            expectOneLineError(result, 1, mentioning: "encoding")
+            #expect(seconds < 20)
+            if name.hasSuffix(".mp4") {
+                #expect(try Data(contentsOf: output) == precious, "the old output is untouched")
+            }
+            #expect(Self.temporaries(in: sandbox.url).isEmpty, "temporaries: \(Self.temporaries(in: sandbox.url))")
+        }
+
         @Test("disk full (a 1 MB tmpfs, when mount is allowed): exit 7, nothing left")
         func diskFullOnTmpfs() async throws {
             let sandbox = try Sandbox("robust-tmpfs")
