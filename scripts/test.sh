@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The tests also play our HLS in GStreamer and headless Chromium: install them too.
+export LIVEFILTER_PLAYERS=1
 # shellcheck source=scripts/install-deps.sh
 source scripts/install-deps.sh
 
