@@ -190,3 +190,44 @@ final class FramePool {
         return frame
     }
 }
+
+/// Applies a `PlanarMove` (mirrors and quarter turns) to decoded yuv420p frames plane by plane:
+/// exact, with no trip through RGB.
+public final class PlanarFrameMover {
+    public let inputSize: FrameSize
+    public let outputSize: FrameSize
+    private let move: PlanarMove
+    private let pool: FramePool
+
+    /// Nil when the move cannot run on 4:2:0 planes of this size (odd sizes split chroma samples).
+    public init?(move: PlanarMove, inputSize: FrameSize) {
+        guard inputSize.width % 2 == 0, inputSize.height % 2 == 0 else { return nil }
+        self.move = move
+        self.inputSize = inputSize
+        outputSize = move.outputSize(for: inputSize)
+        pool = FramePool(size: outputSize, format: AV_PIX_FMT_YUV420P)
+    }
+
+    /// Whether `frame` is a yuv420p picture of the expected size (a stream can change mid-way).
+    public func accepts(_ frame: Frame) -> Bool {
+        let f = frame.pointer.pointee
+        // Limited range only: the encoder is tagged and fed limited-range samples.
+        return f.format == AV_PIX_FMT_YUV420P.rawValue && f.color_range != AVCOL_RANGE_JPEG
+            && Int(f.width) == inputSize.width && Int(f.height) == inputSize.height
+    }
+
+    /// A new frame holding the moved picture.
+    public func apply(_ frame: Frame) throws(MediaError) -> Frame {
+        let out = try pool.makeFrame()
+        let s = frame.pointer, d = out.pointer
+        let chroma = FrameSize(width: inputSize.width / 2, height: inputSize.height / 2)
+        for plane in 0..<3 {
+            move.apply(lf_frame_data(s, Int32(plane)), sourceStride: Int(lf_frame_linesize(s, Int32(plane))),
+                       size: plane == 0 ? inputSize : chroma,
+                       into: lf_frame_data(d, Int32(plane)), destinationStride: Int(lf_frame_linesize(d, Int32(plane))))
+        }
+        d.pointee.color_range = s.pointee.color_range
+        d.pointee.colorspace = s.pointee.colorspace
+        return out
+    }
+}

@@ -108,7 +108,11 @@ public struct JobProgress: Sendable {
 
 /// What a finished (or interrupted) run did.
 public struct JobSummary: Sendable {
-    public enum VideoPath: String, Sendable { case rgbChain = "decode → RGB chain → encode", passthrough = "decode → encode (no RGB round trip)" }
+    public enum VideoPath: String, Sendable {
+        case rgbChain = "decode → RGB chain → encode"
+        case passthrough = "decode → encode (no RGB round trip)"
+        case planar = "decode → exact pixel move on the YUV planes → encode (no RGB round trip)"
+    }
     public enum AudioPath: String, Sendable { case copy = "copied", aac = "AAC re-encode", none = "none" }
 
     public var outputPath: String

@@ -156,6 +156,9 @@ private final class TranscodeRun {
     let input: MediaInput
     let audio: AudioStage?
     let filter: FrameFilter?
+    /// Mirrors and quarter turns done on the decoded planes (the RGB filter stays as a fallback
+    /// for frames that change format or size mid-stream).
+    let mover: PlanarFrameMover?
     let branches: [VideoBranch]
     let sinks: [any PacketSink]
     var hlsWriters: [(writer: HLSWriter, uri: String)] = []
@@ -165,6 +168,7 @@ private final class TranscodeRun {
     var decode: DecodeStage?
     var summary: JobSummary
     var ticksShown = 0
+    var framesMoved = 0
     var ticksRepeated = 0
     var lastOutputPts: Int64 = .min
 
@@ -178,10 +182,18 @@ private final class TranscodeRun {
         let video = demuxer.video
         let isPNG = job.container.isImageSequence
         let passthrough = !isPNG && job.effectiveChain.isEmpty && job.encodeSize == video.size && video.pixelFormatName == "yuv420p"
+        // A chain of mirrors and quarter turns runs on the YUV planes: exact and no colour conversion.
+        if !isPNG, !passthrough, video.pixelFormatName == "yuv420p", !video.colorSpace.isFullRange,
+           let move = job.effectiveChain.planarMove(for: video.size),
+           move.outputSize(for: video.size) == job.encodeSize, job.renditions.allSatisfy({ $0.size == job.encodeSize }) {
+            mover = PlanarFrameMover(move: move, inputSize: video.size)
+        } else {
+            mover = nil
+        }
         summary = JobSummary(outputPath: config.output, inputSize: video.size, outputSize: job.encodeSize,
                              roundedFrom: job.encodeSize == job.chainOutputSize ? nil : job.chainOutputSize,
                              appliedRotation: job.appliedRotation,
-                             videoPath: passthrough ? .passthrough : .rgbChain, audioPath: .none)
+                             videoPath: passthrough ? .passthrough : (mover != nil ? .planar : .rgbChain), audioPath: .none)
 
         let constantRate = job.usesTickClock
         self.constantRate = constantRate
@@ -443,7 +455,9 @@ private final class TranscodeRun {
         ticksShown += 1
         if !tick.isNewFrame { ticksRepeated += 1 }
         if tick.isNewFrame {
-            if let filter {
+            if let moved = try movedOnPlanes(tick.payload.frame) {
+                for branch in branches { try branch.encodePlanar(moved, pts: tick.index, duration: 1) }
+            } else if let filter {
                 // The chain runs once per frame; each rendition scales from its result.
                 let image = try filter.filter(tick.payload.frame)
                 for branch in branches { try branch.encode(image, pts: tick.index, duration: 1) }
@@ -455,12 +469,21 @@ private final class TranscodeRun {
         }
     }
 
+    /// The frame moved on its planes, when the chain allows it and the frame is as expected.
+    func movedOnPlanes(_ frame: Frame) throws -> Frame? {
+        guard let mover, mover.accepts(frame) else { return nil }
+        framesMoved += 1
+        return try timing.measure(.filter) { () throws(MediaError) in try mover.apply(frame) }
+    }
+
     /// Timestamps kept: every frame once, strictly increasing.
     func writeWithOwnTimestamp(_ timed: TimedFrame) throws {
         let pts = timed.relativePts
         guard pts > lastOutputPts else { summary.framesDropped += 1; return }
         lastOutputPts = pts
-        if let filter {
+        if let moved = try movedOnPlanes(timed.frame) {
+            for branch in branches { try branch.encodePlanar(moved, pts: pts, duration: timed.duration) }
+        } else if let filter {
             let image = try filter.filter(timed.frame)
             for branch in branches { try branch.encode(image, pts: pts, duration: timed.duration) }
         } else {
@@ -471,7 +494,7 @@ private final class TranscodeRun {
     func finalSummary(_ progress: (JobProgress) -> Void) -> JobSummary {
         summary.framesDecoded = decode?.framesDecoded ?? input.framesDecoded
         summary.framesWritten = branches[0].framesWritten
-        summary.framesFiltered = filter?.framesFiltered ?? 0
+        summary.framesFiltered = (filter?.framesFiltered ?? 0) + framesMoved
         summary.decodeErrors = input.decodeErrors
         summary.duration = branches[0].duration
         if let ticks = summary.ticks {

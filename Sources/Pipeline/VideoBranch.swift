@@ -72,6 +72,13 @@ final class VideoBranch: @unchecked Sendable {
         try send(input, pts: pts, duration: duration)
     }
 
+    /// Encodes a frame already moved on its planes (mirrors, quarter turns), no RGB round trip.
+    func encodePlanar(_ frame: Frame, pts: Int64, duration: Int64) throws {
+        lastInput = frame
+        let input = frame.newReference()
+        try send(input, pts: pts, duration: duration)
+    }
+
     /// Shows the previous picture again at a new time, without filtering or converting it again.
     func encodeRepeat(pts: Int64, duration: Int64) throws {
         guard let lastInput else { return }
