@@ -38,11 +38,14 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // libFuzzer targets (scripts/fuzz.sh); an ordinary build makes corpus replay tools of them.
-        .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters"]),
-        .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS"]),
+        .target(name: "FuzzSupport"),
+        .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters", "FuzzSupport"]),
+        .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS", "FuzzSupport"]),
         // Kernel benchmark: Swift filters against libavfilter/libswscale in one process (`make bench`).
-        .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "MediaIO", "CFFmpeg"]),
-        .testTarget(name: "FiltersTests", dependencies: ["Filters", "CFFmpeg"]),
+        // Double-precision references and PSNR: the oracles of the filter tests and the bench.
+        .target(name: "FilterReferences", dependencies: ["Filters"]),
+        .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "FilterReferences", "MediaIO", "CFFmpeg"]),
+        .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),

@@ -1,3 +1,4 @@
+import FuzzSupport
 import Filters
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import FuzzSupport
 import HLS
 #if canImport(Glibc)
 import Glibc

@@ -5,6 +5,7 @@ import Glibc
 #endif
 import CFFmpeg
 import Dispatch
+import FilterReferences
 import Filters
 import MediaIO
 

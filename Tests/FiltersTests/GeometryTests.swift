@@ -1,3 +1,4 @@
+import FilterReferences
 import Filters
 import Testing
 

@@ -1,4 +1,5 @@
 import CFFmpeg
+import FilterReferences
 import Filters
 import Testing
 

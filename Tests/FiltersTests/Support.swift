@@ -1,5 +1,6 @@
 import CFFmpeg
 import Dispatch
+import FilterReferences
 import Filters
 import Foundation
 
@@ -89,58 +90,10 @@ enum Oracle {
         }
     }
 
-    /// Exact separable Gaussian in double precision, clamp-to-edge, radius ⌈5σ⌉, normalised.
+    /// Exact separable Gaussian in double precision, clamp-to-edge (FilterReferences).
     static func gaussianBlur(_ image: RGBImage, sigma: Double) -> RGBImage {
-        let w = image.width, h = image.height
-        let radius = Int((5 * sigma).rounded(.up))
-        var kernel = (0...radius).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }
-        let total = kernel[0] + 2 * kernel.dropFirst().reduce(0, +)
-        kernel = kernel.map { $0 / total }
-        let k = kernel
-        let middle = UnsafeMutableBufferPointer<Double>.allocate(capacity: w * h * 3)
-        defer { middle.deallocate() }
-        nonisolated(unsafe) let m = middle.baseAddress!
-        DispatchQueue.concurrentPerform(iterations: h) { y in
-            let row = image.row(y)
-            for x in 0..<w {
-                for c in 0..<3 {
-                    var sum = k[0] * Double(row[3 * x + c])
-                    for j in 1...radius {
-                        sum += k[j] * (Double(row[3 * max(x - j, 0) + c]) + Double(row[3 * min(x + j, w - 1) + c]))
-                    }
-                    m[(y * w + x) * 3 + c] = sum
-                }
-            }
-        }
-        let result = RGBImage(width: w, height: h)
-        DispatchQueue.concurrentPerform(iterations: h) { y in
-            let out = result.row(y)
-            for i in 0..<(3 * w) {
-                var sum = k[0] * m[y * w * 3 + i]
-                for j in 1...radius {
-                    sum += k[j] * (m[max(y - j, 0) * w * 3 + i] + m[min(y + j, h - 1) * w * 3 + i])
-                }
-                out[i] = UInt8(min(max(sum.rounded(), 0), 255))
-            }
-        }
-        return result
+        exactGaussian(image, sigma: sigma)
     }
-}
-
-/// Peak signal-to-noise ratio in dB between two equally sized images (infinity when identical).
-func psnr(_ a: RGBImage, _ b: RGBImage) -> Double {
-    precondition(a.size == b.size)
-    var squared = 0.0
-    for y in 0..<a.height {
-        let p = a.row(y), q = b.row(y)
-        for i in 0..<(3 * a.width) {
-            let d = Double(p[i]) - Double(q[i])
-            squared += d * d
-        }
-    }
-    if squared == 0 { return .infinity }
-    let mse = squared / Double(3 * a.width * a.height)
-    return 10 * log10(255 * 255 / mse)
 }
 
 func render(_ filter: any Filter, _ image: RGBImage) throws -> RGBImage {

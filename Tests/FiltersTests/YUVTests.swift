@@ -1,4 +1,5 @@
 import CFFmpeg
+import FilterReferences
 import Filters
 import Foundation
 import Testing
@@ -97,11 +98,13 @@ enum YUVReference {
 
     @Test(arguments: YUVMatrix.allCases, YUVRange.allCases)
     func forwardWithinOneOfDoubleReference(matrix: YUVMatrix, range: YUVRange) {
+        // Both chroma modes: left-sited [1 2 1], and the 2×2 box the pipeline uses.
         for size in Self.sizes {
+          for mode in [YUVConverter.ChromaDownsampling.leftSited, .box] {
             let image = Images.natural(size.width, size.height, seed: 7)
             let planes = Planes(width: size.width, height: size.height)
-            YUVConverter(matrix: matrix, range: range).rgbToYUV420(image, into: planes.view)
-            let reference = YUVReference.forward(image, matrix, range)
+            YUVConverter(matrix: matrix, range: range, downsampling: mode).rgbToYUV420(image, into: planes.view)
+            let reference = YUVReference.forward(image, matrix, range, box: mode == .box)
             let v = planes.view
             var worst = 0
             for y in 0..<size.height { for x in 0..<size.width { worst = max(worst, abs(Int(v.y[y * v.yStride + x]) - reference.y[y * size.width + x])) } }
@@ -111,28 +114,8 @@ enum YUVReference {
                     worst = max(worst, abs(Int(v.v[j * v.vStride + i]) - reference.v[j * v.chromaWidth + i]))
                 }
             }
-            #expect(worst <= 1, "\(matrix) \(range) \(size): worst \(worst)")
-        }
-    }
-
-    /// The box mode (2×2 block means) the pipeline uses, against the same double reference.
-    @Test(arguments: YUVMatrix.allCases, YUVRange.allCases)
-    func boxForwardWithinOneOfDoubleReference(matrix: YUVMatrix, range: YUVRange) {
-        for size in Self.sizes {
-            let image = Images.natural(size.width, size.height, seed: 9)
-            let planes = Planes(width: size.width, height: size.height)
-            YUVConverter(matrix: matrix, range: range, downsampling: .box).rgbToYUV420(image, into: planes.view)
-            let reference = YUVReference.forward(image, matrix, range, box: true)
-            let v = planes.view
-            var worst = 0
-            for y in 0..<size.height { for x in 0..<size.width { worst = max(worst, abs(Int(v.y[y * v.yStride + x]) - reference.y[y * size.width + x])) } }
-            for j in 0..<v.chromaHeight {
-                for i in 0..<v.chromaWidth {
-                    worst = max(worst, abs(Int(v.u[j * v.uStride + i]) - reference.u[j * v.chromaWidth + i]))
-                    worst = max(worst, abs(Int(v.v[j * v.vStride + i]) - reference.v[j * v.chromaWidth + i]))
-                }
-            }
-            #expect(worst <= 1, "\(matrix) \(range) \(size): worst \(worst)")
+            #expect(worst <= 1, "\(matrix) \(range) \(mode) \(size): worst \(worst)")
+          }
         }
     }
 

@@ -4,13 +4,16 @@ import Glibc
 import Dispatch
 import Filters
 
-/// Peak signal-to-noise ratio in dB over `count` bytes per row of two equally sized images.
-func psnr(_ a: RGBImage, _ b: RGBImage) -> Double {
+// Double-precision references and PSNR shared by the filter tests and `livefilter-bench`:
+// the independent oracles the fast kernels are judged against. Not part of the product.
+
+/// Peak signal-to-noise ratio in dB of two equally sized images (infinity when identical).
+public func psnr(_ a: RGBImage, _ b: RGBImage) -> Double {
     guard a.size == b.size else { return .nan }
     return psnrPlane(a.baseAddress, a.bytesPerRow, b.baseAddress, b.bytesPerRow, width: 3 * a.width, height: a.height)
 }
 
-func psnrPlane(_ a: UnsafePointer<UInt8>, _ aStride: Int, _ b: UnsafePointer<UInt8>, _ bStride: Int, width: Int, height: Int) -> Double {
+public func psnrPlane(_ a: UnsafePointer<UInt8>, _ aStride: Int, _ b: UnsafePointer<UInt8>, _ bStride: Int, width: Int, height: Int) -> Double {
     var squared = 0.0
     for y in 0..<height {
         let p = a + y * aStride, q = b + y * bStride
@@ -27,7 +30,7 @@ func psnrPlane(_ a: UnsafePointer<UInt8>, _ aStride: Int, _ b: UnsafePointer<UIn
 
 /// A high-quality reference downscale: separable Lanczos-3 in double precision, its support widened
 /// by the reduction factor (so it is a proper low-pass), pixel centres aligned, edges clamped.
-func lanczos3Reference(_ image: RGBImage, to size: FrameSize) -> RGBImage {
+public func lanczos3Reference(_ image: RGBImage, to size: FrameSize) -> RGBImage {
     func weights(source: Int, destination: Int) -> [[(Int, Double)]] {
         let scale = Double(source) / Double(destination)
         let stretch = max(1, scale)
@@ -78,7 +81,7 @@ func lanczos3Reference(_ image: RGBImage, to size: FrameSize) -> RGBImage {
 }
 
 /// Exact separable Gaussian in double precision, clamp-to-edge, radius ⌈5σ⌉, normalised.
-func exactGaussian(_ image: RGBImage, sigma: Double) -> RGBImage {
+public func exactGaussian(_ image: RGBImage, sigma: Double) -> RGBImage {
     let w = image.width, h = image.height
     let radius = Int((5 * sigma).rounded(.up))
     var kernel = (0...radius).map { exp(-Double($0 * $0) / (2 * sigma * sigma)) }

@@ -1,9 +1,10 @@
+// Shared by the fuzz targets: replaying saved inputs without libFuzzer, and libFuzzer's driver.
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Runs `body` once on the bytes of each file named (the replay mode of a fuzz target).
-func replay(_ paths: ArraySlice<String>, _ body: (UnsafeRawBufferPointer) -> Void) {
+public func replay(_ paths: ArraySlice<String>, _ body: (UnsafeRawBufferPointer) -> Void) {
     var count = 0
     for path in paths {
         guard let file = fopen(path, "rb") else {
@@ -32,7 +33,7 @@ func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<Int32>,
                          _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
                          _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
 
-func runLibFuzzer(_ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32 {
+public func runLibFuzzer(_ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32 {
     var argc = CommandLine.argc
     var argv = CommandLine.unsafeArgv
     return LLVMFuzzerRunDriver(&argc, &argv, callback)
