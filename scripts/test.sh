@@ -13,7 +13,40 @@ export LIVEFILTER_PLAYERS=1
 source scripts/install-deps.sh
 
 swift build -c release
-status=0
 # Serial: the timing checks (cancellation within 0.5 s, live latency) must not share the 2 cores.
-swift test -c release --no-parallel "$@" || status=$?
-exit "$status"
+logs=$(mktemp -d /tmp/livefilter-tests.XXXXXX)
+set +e
+swift test -c release --no-parallel --xunit-output "$logs/first.xml" "$@" 2>&1 | tee "$logs/first.log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -eq 0 ]; then
+    rm -rf "$logs"
+    exit 0
+fi
+
+# CI shows only the tail of a long log: say here what failed and why.
+echo
+echo "=== failed tests (full log: $logs/first.log) ==="
+python3 scripts/failed-tests.py "$logs/first-swift-testing.xml" --summary || true
+grep -E -B2 -A8 'recorded an issue|Fatal error|error: ' "$logs/first.log" | grep -v -E '^(◇|✔)' | head -120 || true
+failed=$(python3 scripts/failed-tests.py "$logs/first-swift-testing.xml" --filter || true)
+if [ -z "$failed" ] || [ "${LIVEFILTER_NO_RETRY:-0}" = 1 ]; then
+    echo "=== test status $status ==="
+    exit "$status"
+fi
+
+# One retry of just the failed tests: a real fault fails again and stays red; a failure that
+# does not repeat (a timing check disturbed by another process on a 2-core machine) is
+# reported as flaky, by name, here and in the exit summary.
+echo "=== retrying the failed tests once ==="
+set +e
+swift test -c release --no-parallel --skip-build --filter "$failed" --xunit-output "$logs/retry.xml" 2>&1 | tee "$logs/retry.log"
+retry=${PIPESTATUS[0]}
+set -e
+if [ "$retry" -ne 0 ]; then
+    echo "=== failed again on retry ==="
+    python3 scripts/failed-tests.py "$logs/retry-swift-testing.xml" --summary || true
+    exit "$retry"
+fi
+echo "=== FLAKY: these failed once and passed on retry (see above): $failed ==="
+exit 0
