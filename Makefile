@@ -7,7 +7,7 @@ RUNS ?= $(if $(QUICK),1,3)
 .PHONY: bench bench-kernels bench-e2e build-release
 
 build-release:
-	swift build -c release --scratch-path $(SCRATCH)
+	bash -c 'source scripts/cpu-flags.sh && swift build -c release "$${SWIFT_CPU_FLAGS[@]}" --scratch-path $(SCRATCH)'
 
 bench-kernels: build-release
 	$(SCRATCH)/release/livefilter-bench $(BENCH_FLAGS)

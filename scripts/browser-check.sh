@@ -47,7 +47,7 @@ if ! command -v python3 >/dev/null; then say "skipped: python3 is needed for the
 
 bin="${LIVEFILTER_BIN:-}"
 if [[ -z "$bin" ]]; then
-    (cd "$root" && swift build -c release >/dev/null)
+    (cd "$root" && source scripts/cpu-flags.sh && swift build -c release "${SWIFT_CPU_FLAGS[@]}" >/dev/null)
     bin="$root/.build/release/livefilter"
 fi
 

@@ -8,13 +8,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # shellcheck source=scripts/install-deps.sh
 source scripts/install-deps.sh
+# shellcheck source=scripts/cpu-flags.sh
+source scripts/cpu-flags.sh
 
 chain="${1:-filters/soft-focus.chain}"
 input="samples/landscape.mp4"
 output="out/landscape-filtered.mp4"
 
 echo "demo: building livefilter (release)"
-swift build -c release --product livefilter
+swift build -c release "${SWIFT_CPU_FLAGS[@]}" --product livefilter
 
 mkdir -p out
 echo "demo: livefilter run $input -o $output --chain-file $chain --overwrite"

@@ -11,12 +11,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export LIVEFILTER_PLAYERS=1
 # shellcheck source=scripts/install-deps.sh
 source scripts/install-deps.sh
+# shellcheck source=scripts/cpu-flags.sh
+source scripts/cpu-flags.sh
 
-swift build -c release
+swift build -c release "${SWIFT_CPU_FLAGS[@]}"
 # Serial: the timing checks (cancellation within 0.5 s, live latency) must not share the 2 cores.
 logs=$(mktemp -d /tmp/livefilter-tests.XXXXXX)
 set +e
-swift test -c release --no-parallel --xunit-output "$logs/first.xml" "$@" 2>&1 | tee "$logs/first.log"
+swift test -c release "${SWIFT_CPU_FLAGS[@]}" --no-parallel --xunit-output "$logs/first.xml" "$@" 2>&1 | tee "$logs/first.log"
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -eq 0 ]; then
@@ -40,7 +42,7 @@ fi
 # reported as flaky, by name, here and in the exit summary.
 echo "=== retrying the failed tests once ==="
 set +e
-swift test -c release --no-parallel --skip-build --filter "$failed" --xunit-output "$logs/retry.xml" 2>&1 | tee "$logs/retry.log"
+swift test -c release "${SWIFT_CPU_FLAGS[@]}" --no-parallel --skip-build --filter "$failed" --xunit-output "$logs/retry.xml" 2>&1 | tee "$logs/retry.log"
 retry=${PIPESTATUS[0]}
 set -e
 if [ "$retry" -ne 0 ]; then
