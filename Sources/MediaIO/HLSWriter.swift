@@ -144,6 +144,10 @@ public final class HLSWriter: PacketSink {
         ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
     }
 
+    public func discardUnfinished() {
+        sink.end()?.discard()
+    }
+
     deinit {
         // An unfinished run leaves published segments but no half-written file.
         sink.end()?.discard()

@@ -15,4 +15,11 @@ public protocol PacketSink: AnyObject {
     func finish() throws(MediaError)
     /// Bytes written so far.
     var bytesWritten: Int64 { get }
+    /// Removes any file the sink has open but not finished. Called when a run stops on an error:
+    /// the process may exit before the sink is released, so this cannot wait for `deinit`.
+    func discardUnfinished()
+}
+
+extension PacketSink {
+    public func discardUnfinished() {}
 }

@@ -92,10 +92,12 @@ extension EndToEnd {
         }
 
         /// An 8 s 1280x720 input: with `blur sigma=30` it takes far longer to filter than to make.
-        static func longInput(_ sandbox: Sandbox) async throws -> URL {
+        /// A 720p clip long enough that a run is still going when the test interferes with it: at
+        /// about 80 fps with the AVX2 build, 8 s of input finished within 3 s, so the tests ask for more.
+        static func longInput(_ sandbox: Sandbox, seconds: Int) async throws -> URL {
             let input = sandbox.file("long.mp4")
             try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=s=1280x720:r=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
-                              "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", input.path],
+                              "-t", "\(seconds)", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", input.path],
                              timeout: .seconds(180))
             return input
         }
@@ -113,15 +115,19 @@ extension EndToEnd {
         func outputFolderRemoved(name: String) async throws {
             let sandbox = try Sandbox("robust-rmdir")
             defer { sandbox.remove() }
-            let input = try await Self.longInput(sandbox)
+            let input = try await Self.longInput(sandbox, seconds: 16)
             let folder = sandbox.file("out")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let child = try LiveFilter.start(["run", input.path, "-o", folder.appendingPathComponent(name).path,
                                               "--chain", "blur sigma=30", "--quiet", "--hls-time", "1"])
             try await Self.waitForOutput(in: folder, while: child)
             #expect(child.isRunning, "finished before the folder could be removed")
-            try FileManager.default.removeItem(at: folder)
+            // Moved away in one rename, then deleted: a recursive delete races with the run's own
+            // temporary files appearing and disappearing inside the folder.
+            let gone = sandbox.file("gone")
+            try FileManager.default.moveItem(at: folder, to: gone)
             let result = await child.wait(timeout: .seconds(90))
+            try? FileManager.default.removeItem(at: gone)
             LiveFilter.expectError(result, .outputFolder)
             #expect(!FileManager.default.fileExists(atPath: folder.path))
         }
@@ -130,7 +136,7 @@ extension EndToEnd {
         func sigterm() async throws {
             let sandbox = try Sandbox("robust-term")
             defer { sandbox.remove() }
-            let input = try await Self.longInput(sandbox)
+            let input = try await Self.longInput(sandbox, seconds: 30)
             let folder = sandbox.file("out")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let output = folder.appendingPathComponent("partial.mp4")
@@ -145,7 +151,8 @@ extension EndToEnd {
             let decode = try await Subprocess.run(Paths.ffmpeg, ["-v", "error", "-nostdin", "-i", output.path, "-f", "null", "-"])
             #expect(decode.succeeded && decode.stderrText.isEmpty, "playable: \(decode.stderrText)")
             let frames = try #require(try await FFprobe.probe(output, countFrames: true).video?.readFrames)
-            #expect(frames >= 1 && frames < 240)
+            // Stopped early: about 2 s into a 900-frame input (what is decoded by then is still encoded).
+            #expect(frames >= 1 && frames < 600, "\(frames) frames")
             #expect(try sandbox.contents(of: "out") == ["partial.mp4"])
         }
 
