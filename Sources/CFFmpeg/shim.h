@@ -21,6 +21,7 @@
 #include <libavutil/samplefmt.h>
 #include <libavutil/time.h>
 #include <errno.h>
+#include <string.h>
 
 static inline int lf_averror(int e) { return AVERROR(e); }
 static inline int lf_averror_eof(void) { return AVERROR_EOF; }
@@ -80,6 +81,15 @@ static inline double lf_stream_rotation(const AVStream *st) {
     if (!m || size < 9 * sizeof(int32_t)) return 0;
     double r = av_display_rotation_get((const int32_t *)m);
     return r != r ? 0 : r;  /* NaN -> 0 */
+}
+
+/// Copies the stream's display matrix (nine int32, row-major) into `out`; 0 when there is none.
+static inline int lf_stream_display_matrix(const AVStream *st, int32_t out[9]) {
+    size_t size = 0;
+    const uint8_t *m = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    if (!m || size < 9 * sizeof(int32_t)) return 0;
+    memcpy(out, m, 9 * sizeof(int32_t));
+    return 1;
 }
 
 static inline int lf_channel_layout_default(AVChannelLayout *l, int channels) {

@@ -58,3 +58,10 @@ public enum FFmpegLog {
         return lines
     }
 }
+
+extension FFmpegError {
+    /// An I/O error made on purpose by the fault-injection switches of the reliability tests.
+    public static func injectedFault(_ operation: String) -> FFmpegError {
+        FFmpegError(code: lf_averror(EIO), operation: operation)
+    }
+}

@@ -4,6 +4,8 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     case inputUnreadable(String, reason: String)
     case notMediaFile(String, reason: String)
     case noVideoStream(String)
+    /// The input claims a video stream but not one frame of it decodes (a truncated or damaged file).
+    case noVideoFrames(String)
     case decoderMissing(String)
     case encoderMissing(String)
     case outputFolderMissing(String)
@@ -26,6 +28,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .inputUnreadable(path, reason): "cannot read input '\(path)': \(reason)"
         case let .notMediaFile(path, reason): "input '\(path)' is not a media file livefilter can read (\(reason))"
         case let .noVideoStream(path): "input '\(path)' has no video stream"
+        case let .noVideoFrames(path): "no video frame could be decoded from '\(path)': its video stream is empty, truncated or damaged; nothing was written"
         case let .decoderMissing(codec): "no decoder for codec '\(codec)' in this FFmpeg build"
         case let .encoderMissing(codec): "no encoder '\(codec)' in this FFmpeg build"
         case let .outputFolderMissing(path): "output folder '\(path)' does not exist"
@@ -47,6 +50,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .inputUnreadable: "check the file's permissions, or that the URL is reachable"
         case .notMediaFile: "pass a video file or an HLS playlist"
         case .noVideoStream: "livefilter filters video; pass an input with a video stream"
+        case .noVideoFrames: "check the input plays (ffprobe -count_frames), or re-download or re-export it"
         case .decoderMissing: "install Debian's libavcodec59 with that decoder, or transcode the input first"
         case .encoderMissing: "install libavcodec-extra or libx264 (scripts/install-deps.sh)"
         case .outputFolderMissing: "create the folder first"

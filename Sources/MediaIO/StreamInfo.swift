@@ -12,16 +12,30 @@ public struct VideoStreamInfo: Sendable {
     public var frameRate: Rational?
     /// Display-matrix rotation to apply, in degrees clockwise (0 when none), as ffmpeg's autorotate reads it.
     public var rotationClockwise: Double
+    /// The display matrix itself (rotation and mirroring), when the container has one.
+    public var displayMatrix: DisplayMatrix?
     public var duration: Double?
     public var bitRate: Int?
     public var frameCount: Int?
     public var colorSpace: ColorDescription
 
-    /// The quarter-turn rotation autorotate applies (0, 90, 180 or 270), or nil for an odd angle.
-    public var quarterTurnRotation: Int? {
-        let r = (rotationClockwise.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360)
-        for q in [0, 90, 180, 270, 360] where abs(r - Double(q)) < 1 { return q % 360 }
-        return nil
+    /// Facts stated by hand (tests, planning without an input); a stream's come from the demuxer.
+    public init(index: Int = 0, codecName: String = "h264", size: FrameSize, pixelFormatName: String = "yuv420p",
+                timeBase: Rational = Rational(1, 90000), frameRate: Rational? = Rational(30, 1),
+                displayMatrix: DisplayMatrix? = nil, duration: Double? = nil, bitRate: Int? = nil, frameCount: Int? = nil,
+                colorSpace: ColorDescription = .bt709) {
+        self.index = index
+        self.codecName = codecName
+        self.size = size
+        self.pixelFormatName = pixelFormatName
+        self.timeBase = timeBase
+        self.frameRate = frameRate
+        self.displayMatrix = displayMatrix
+        rotationClockwise = displayMatrix?.rotationClockwise ?? 0
+        self.duration = duration
+        self.bitRate = bitRate
+        self.frameCount = frameCount
+        self.colorSpace = colorSpace
     }
 }
 
@@ -42,6 +56,16 @@ public struct AudioStreamInfo: Sendable {
     public var channels: Int
     public var bitRate: Int?
     public var timeBase: Rational
+
+    public init(index: Int, codecName: String, isAAC: Bool, sampleRate: Int, channels: Int, bitRate: Int?, timeBase: Rational) {
+        self.index = index
+        self.codecName = codecName
+        self.isAAC = isAAC
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.bitRate = bitRate
+        self.timeBase = timeBase
+    }
 }
 
 extension VideoStreamInfo {
@@ -64,6 +88,8 @@ extension VideoStreamInfo {
         // av_display_rotation_get is counter-clockwise; ffmpeg's autorotate turns by its negation.
         let ccw = lf_stream_rotation(stream)
         rotationClockwise = ccw == 0 ? 0 : -ccw
+        var matrix = [Int32](repeating: 0, count: 9)
+        displayMatrix = lf_stream_display_matrix(stream, &matrix) != 0 ? DisplayMatrix(matrix) : nil
         let d = stream.pointee.duration
         duration = d > 0 && d != lf_nopts_value() ? Double(d) * timeBase.doubleValue : nil
         bitRate = par.bit_rate > 0 ? Int(par.bit_rate) : nil

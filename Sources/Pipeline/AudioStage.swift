@@ -1,50 +1,66 @@
 import MediaIO
 import Synchronization
 
-/// Audio from the input to every sink: copied when it is AAC and nothing was asked, else decoded,
-/// resampled, re-framed and encoded to AAC once, with each packet written to every sink.
+/// The audio stage: packets from the read stage to every output's mux stage — copied when the plan
+/// says so, else decoded, resampled, re-framed and encoded to AAC once, each packet going to every
+/// output. Runs on its own thread; at the end of the input it flushes its encoder.
 final class AudioStage: @unchecked Sendable {
     enum Mode { case copy, aac }
 
     let mode: Mode
-    private let sinks: [(sink: any PacketSink, stream: Int)]
+    private let input: Channel<Packet>
+    private let sinks: [(mux: MuxStage, stream: Int)]
     private let origin: Int64
     private let copyTimeBase: Rational
     private let decoder: Decoder?
     private let converter: AudioConverter?
     private let encoder: Encoder?
+    private let stopDeadline: StopDeadline
 
-    /// Adds an audio stream to every sink; returns nil when there is no audio to write.
-    init?(demuxer: Demuxer, settings: AudioSettings, sinks: [any PacketSink]) throws(MediaError) {
-        guard let audio = demuxer.audio, settings != .none, !sinks.isEmpty else { return nil }
+    /// Adds an audio stream to every output; nil when the plan has no audio.
+    init?(plan: AudioPlan, demuxer: Demuxer, input: Channel<Packet>?, outputs: [MuxStage],
+          stopDeadline: StopDeadline) throws(MediaError) {
+        guard let audio = demuxer.audio, let input, !outputs.isEmpty else { return nil }
+        self.input = input
+        self.stopDeadline = stopDeadline
         origin = Int64((demuxer.startTime / audio.timeBase.doubleValue).rounded())
         copyTimeBase = audio.timeBase
-        if settings == .automatic, audio.isAAC {
+        var added: [(MuxStage, Int)] = []
+        switch plan {
+        case .none:
+            return nil
+        case .copy:
             mode = .copy
-            var added: [(any PacketSink, Int)] = []
-            for sink in sinks { added.append((sink, try sink.addStream(copying: audio.index, of: demuxer))) }
-            self.sinks = added
+            for mux in outputs { added.append((mux, try mux.sink.addStream(copying: audio.index, of: demuxer))) }
             decoder = nil; converter = nil; encoder = nil
-            return
+        case let .aac(_, sampleRate, channels, bitRate):
+            mode = .aac
+            let decoder = try Decoder(demuxer: demuxer, streamIndex: audio.index)
+            let encoder = try Encoder.aac(sampleRate: sampleRate, channels: channels, bitRate: bitRate,
+                                          globalHeader: outputs.contains { $0.sink.wantsGlobalHeader })
+            converter = try AudioConverter(decoder: decoder, sampleRate: sampleRate, channels: channels, frameSize: encoder.frameSize)
+            self.decoder = decoder
+            self.encoder = encoder
+            for mux in outputs { added.append((mux, try mux.sink.addStream(from: encoder))) }
         }
-        mode = .aac
-        var aac = AACSettings()
-        if case let .aac(s) = settings { aac = s }
-        let channels = aac.channels ?? min(audio.channels, 2)
-        let rate = aac.sampleRate ?? Self.aacSampleRate(near: audio.sampleRate)
-        let bitRate = aac.bitRate ?? AACSettings.defaultBitRatePerChannel * channels
-        let decoder = try Decoder(demuxer: demuxer, streamIndex: audio.index)
-        let encoder = try Encoder.aac(sampleRate: rate, channels: channels, bitRate: bitRate,
-                                      globalHeader: sinks.contains { $0.wantsGlobalHeader })
-        converter = try AudioConverter(decoder: decoder, sampleRate: rate, channels: channels, frameSize: encoder.frameSize)
-        self.decoder = decoder
-        self.encoder = encoder
-        var added: [(any PacketSink, Int)] = []
-        for sink in sinks { added.append((sink, try sink.addStream(from: encoder))) }
-        self.sinks = added
+        sinks = added
     }
 
-    var decodeErrors: Int { (decoder?.decodeErrors ?? 0) + damagedPackets }
+    func start(in group: StageGroup) {
+        group.start("audio") { [self] in
+            do {
+                while let packet = try input.receive() { try handle(packet) }
+                // A quick stop does not flush the AAC encoder's tail.
+                if stopDeadline.instant == nil { try finishInput() }
+            } catch let error as FFmpegError {
+                throw MediaError.processing(error)
+            }
+            for target in sinks { target.mux.input.finish() }
+        }
+    }
+
+    /// Read after the stage has ended.
+    var decodeErrors: Int { (decoder?.decodeErrors ?? 0) + damagedPackets + sinks.reduce(0) { $0 + $1.mux.droppedPackets } }
     private var damagedPackets = 0
 
     /// Input time cut out by the live loop's latency skips: later audio moves earlier by this much,
@@ -64,12 +80,6 @@ final class AudioStage: @unchecked Sendable {
     func skip(to total: MediaTime) {
         let units = Int64((total.seconds / copyTimeBase.doubleValue).rounded())
         shiftUnits.withLock { $0 = units }
-    }
-
-    /// AAC's sampling rates; anything else is resampled to the nearest one.
-    static func aacSampleRate(near rate: Int) -> Int {
-        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
-        return rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
     }
 
     func handle(_ packet: Packet) throws {
@@ -136,15 +146,9 @@ final class AudioStage: @unchecked Sendable {
 
     private func write(_ packet: Packet, timeBase: Rational) throws {
         for (i, target) in sinks.enumerated() {
-            // Writing consumes the packet: every sink but the last gets its own reference.
+            // Writing consumes the packet: every output but the last gets its own reference.
             let p = i == sinks.count - 1 ? packet : packet.clone()
-            do {
-                try target.sink.write(p, toStream: target.stream, timeBase: timeBase)
-            } catch let error as MediaError {
-                // A damaged packet (e.g. a broken ADTS header in a corrupt TS) is dropped, not fatal.
-                guard case let .processing(e) = error, e.isInvalidData else { throw error }
-                damagedPackets += 1
-            }
+            try target.mux.input.send(MuxItem(packet: p, stream: target.stream, timeBase: timeBase, droppableIfInvalid: true))
         }
     }
 }

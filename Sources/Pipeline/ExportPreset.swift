@@ -143,8 +143,7 @@ public enum ExportPreset: String, CaseIterable, Sendable {
     }
 
     private func displayedSize(config: JobConfiguration, source: VideoStreamInfo) throws(FilterError) -> FrameSize {
-        var size = source.size
-        if (config.orientation ?? .auto) == .auto, let q = source.quarterTurnRotation, q % 180 != 0 { size = size.swapped }
-        return try config.chain.outputSize(for: size)
+        try OutputGeometry(video: source, chain: config.chain, orientation: config.orientation ?? .auto, evenSize: false)
+            .chainOutputSize
     }
 }

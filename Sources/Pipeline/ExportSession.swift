@@ -115,7 +115,7 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         case let .media(m):
             kind = switch m {
             case .inputNotFound, .inputUnreadable: .inputUnreadable
-            case .notMediaFile, .decoderMissing, .inputTooLarge: .notMedia
+            case .notMediaFile, .decoderMissing, .inputTooLarge, .noVideoFrames: .notMedia
             case .noVideoStream: .noVideoTrack
             case .encoderMissing: .encoderMissing
             case .outputFolderMissing, .outputNotWritable, .unsupportedOutput: .outputNotWritable

@@ -1,9 +1,10 @@
 import Filters
 import Foundation
 import MediaIO
+import Synchronization
 
 /// A decoded video frame with its time relative to the input's start.
-struct TimedFrame {
+struct TimedFrame: @unchecked Sendable {
     var frame: Frame
     /// Presentation time, relative to the container's start time.
     var time: MediaTime
@@ -36,88 +37,80 @@ final class TimingRecorder: @unchecked Sendable {
     }
 }
 
-/// Reads the input: demuxes, decodes video into timed frames, and hands audio packets to the
-/// audio stage as they come, so audio is written in step with video.
-final class MediaInput {
-    let demuxer: Demuxer
-    let decoder: Decoder
-    let audio: AudioStage?
-    let timing: TimingRecorder
+/// What the decode stage sends the tick stage.
+enum DecodedEvent: @unchecked Sendable {
+    case frame(TimedFrame)
+    /// The input ended; the time is the end of its last frame.
+    case end(MediaTime)
+}
+
+/// The decode stage: packets in file order; video decoded into timed frames in presentation order,
+/// audio handed on to the audio stage in step with the video (so a live run's latency skip finds
+/// audio and video at the same place). Times are made relative to the container's start (MPEG-TS
+/// and HLS start near 1.4 s); a frame without a timestamp follows the previous one.
+final class DecodeStage: @unchecked Sendable {
+    let frames: Channel<DecodedEvent>
+    /// Audio packets for the audio stage, when the plan has audio.
+    let audio: Channel<Packet>?
+    private let packets: Channel<Packet>
+    private let videoIndex: Int
+    private let decoder: Decoder
+    private let timing: TimingRecorder
     let timeBase: Rational
+    /// The container's start, in the video time base.
     let origin: Int64
-    let nominalDuration: Int64
-    private let packet = Packet()
-    /// Where packets come from: the demuxer itself, or a live queue.
-    var reader: any PacketReader
-    private var decoded: [TimedFrame] = []
-    private var decoderFlushed = false
     private var lastPts: Int64?
     private var lastDuration: Int64
-    private(set) var framesDecoded = 0
-    /// Seconds of input read so far (end of the newest frame).
-    private(set) var mediaTime = 0.0
+    private let decodedCount = Atomic<Int>(0)
+    private let mediaTimeBits = Atomic<UInt64>(0)
 
-    init(demuxer: Demuxer, audio: AudioStage?, timing: TimingRecorder, nominalRate: Rational) throws(MediaError) {
-        self.demuxer = demuxer
-        self.audio = audio
+    init(demuxer: Demuxer, packets: Channel<Packet>, withAudio: Bool, nominalRate: Rational, timing: TimingRecorder,
+         capacity: Int = 4) throws(MediaError) {
+        self.packets = packets
+        videoIndex = demuxer.video.index
+        audio = withAudio && demuxer.audio != nil ? Channel(capacity: 32) : nil
         self.timing = timing
         decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
-        reader = demuxer
         timeBase = demuxer.video.timeBase
         origin = Int64((demuxer.startTime / timeBase.doubleValue).rounded())
-        nominalDuration = max(1, Int64((1 / nominalRate.doubleValue / timeBase.doubleValue).rounded()))
-        lastDuration = nominalDuration
+        lastDuration = max(1, Int64((1 / nominalRate.doubleValue / timeBase.doubleValue).rounded()))
+        frames = Channel(capacity: capacity)
     }
 
-    var decodeErrors: Int { decoder.decodeErrors + (audio?.decodeErrors ?? 0) }
-
-    enum Poll { case frame(TimedFrame), notYet, end }
-
-    /// The next video frame in presentation order, or nil at the end of the input (blocking reads).
-    func nextFrame() throws -> TimedFrame? {
-        while true {
-            switch try poll() {
-            case let .frame(f): return f
-            case .end: return nil
-            case .notYet: usleep(1000)
-            }
+    func start(in group: StageGroup) {
+        group.onCancel { [frames, audio] in
+            frames.cancel()
+            audio?.cancel()
         }
+        group.start("decode") { [self] in try run() }
     }
 
-    /// The end of the newest frame decoded, relative to the start.
-    var lastFrameEnd: MediaTime? {
-        lastPts.map { time($0 - origin + lastDuration) }
-    }
-
-    /// The next video frame if the packets for it are there; `.notYet` when a live queue is dry.
-    func poll() throws -> Poll {
-        while decoded.isEmpty {
-            if decoderFlushed { return .end }
-            let result = try timing.measure(.demux, { () throws(FFmpegError) in try reader.nextPacket(into: packet) })
-            switch result {
-            case nil:
-                return .notYet
-            case .endOfFile:
-                decoder.sendEndOfStream()
-                decoderFlushed = true
-                try drainDecoder()
-                try audio?.finishInput()
-            case .packet:
-                if packet.streamIndex == demuxer.video.index {
-                    try timing.measure(.decode) { () throws(FFmpegError) in try decoder.send(packet) }
-                    try drainDecoder()
-                } else {
-                    try audio?.handle(packet)
+    private func run() throws {
+        defer { audio?.finish() }
+        do {
+            while let packet = try packets.receive() {
+                guard packet.streamIndex == videoIndex else {
+                    try audio?.send(packet)
+                    continue
                 }
+                try timing.measure(.decode) { () throws(FFmpegError) in try decoder.send(packet) }
+                try drain()
             }
+            decoder.sendEndOfStream()
+            try drain()
+            try frames.send(.end(lastFrameEnd ?? .zero))
+            frames.finish()
+        } catch let error as FFmpegError {
+            frames.fail(MediaError.processing(error))
+            throw MediaError.processing(error)
+        } catch let error as MediaError {
+            frames.fail(error)
+            throw error
         }
-        return .frame(decoded.removeFirst())
     }
 
-    private func drainDecoder() throws {
+    private func drain() throws {
         while case let .frame(frame) = try timing.measure(.decode, { () throws(FFmpegError) in try decoder.receive() }) {
-            framesDecoded += 1
-            // Frames without a timestamp follow the previous one.
             let pts = frame.timestamp ?? ((lastPts ?? origin) + lastDuration)
             if frame.durationInStreamTimeBase > 0 {
                 lastDuration = frame.durationInStreamTimeBase
@@ -126,12 +119,22 @@ final class MediaInput {
             }
             lastPts = pts
             let relative = pts - origin
-            mediaTime = Double(relative + lastDuration) * timeBase.doubleValue
-            decoded.append(TimedFrame(frame: frame, time: time(relative), duration: lastDuration))
+            decodedCount.add(1, ordering: .relaxed)
+            mediaTimeBits.store((Double(relative + lastDuration) * timeBase.doubleValue).bitPattern, ordering: .relaxed)
+            try frames.send(.frame(TimedFrame(frame: frame, time: time(relative), duration: lastDuration)))
         }
     }
+
+    /// The end of the newest frame decoded, relative to the start.
+    private var lastFrameEnd: MediaTime? { lastPts.map { time($0 - origin + lastDuration) } }
 
     func time(_ relative: Int64) -> MediaTime {
         MediaTime(value: relative, numerator: Int64(timeBase.numerator), denominator: Int64(timeBase.denominator))
     }
+
+    var framesDecoded: Int { decodedCount.load(ordering: .relaxed) }
+    /// Seconds of input decoded so far (end of the newest frame).
+    var mediaTime: Double { Double(bitPattern: mediaTimeBits.load(ordering: .relaxed)) }
+    /// Decode errors the decoder skipped over. Read after the stage ended.
+    var decodeErrors: Int { decoder.decodeErrors }
 }

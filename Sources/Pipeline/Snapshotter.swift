@@ -27,13 +27,13 @@ public final class Snapshotter {
             throw .media(error)
         }
         let video = demuxer.video
-        var fix: [any Filter] = []
-        if orientation == .auto, let q = video.quarterTurnRotation, q != 0 { fix = [Rotate(quarterTurns: q / 90)] }
         toRGB = FrameToRGB(outputSize: video.size, color: video.colorSpace)
         source = RGBImage(size: video.size)
         do {
-            upright = try ChainRenderer(chain: FilterChain(fix), inputSize: video.size)
-            self.chain = try ChainRenderer(chain: FilterChain(fix + chain.filters), inputSize: video.size)
+            // The same geometry rule as `run`: any rotation tag, mirrored matrices included.
+            let geometry = try OutputGeometry(video: video, chain: chain, orientation: orientation, evenSize: false)
+            upright = try ChainRenderer(chain: FilterChain(geometry.orientation.filters), inputSize: video.size)
+            self.chain = try ChainRenderer(chain: geometry.chain, inputSize: video.size)
         } catch {
             throw .chain(error)
         }

@@ -10,11 +10,11 @@ public enum TickInputEvent<Payload> {
     case end(MediaTime)
 }
 
-/// Frames for the tick loop. Offline inputs block in `poll` until the next frame is decoded;
-/// live inputs answer `.notYet` instead of blocking.
+/// Frames for the tick loop. Offline inputs suspend in `poll` until the next frame is decoded;
+/// live inputs answer `.notYet` instead of waiting (the clock, not the data, wakes a live loop).
 public protocol TickInput<Payload> {
     associatedtype Payload
-    mutating func poll() throws -> TickInputEvent<Payload>
+    mutating func poll() async throws -> TickInputEvent<Payload>
     /// Time of the newest media received (the live edge), or nil for offline inputs.
     var liveEdge: MediaTime? { get }
 }
@@ -68,9 +68,10 @@ public struct TickLoop<Payload> {
         var ended: MediaTime?
         while first == nil, ended == nil {
             if shouldStop() { return stats }
-            switch try input.poll() {
+            switch try await input.poll() {
             case let .frame(payload, time): first = (payload, time)
-            case .notYet: try await clock.sleep(until: clock.now.advanced(by: .milliseconds(5)), tolerance: nil)
+            // A live input has nothing yet: look again on the next tick of the display link.
+            case .notYet: try await clock.sleep(until: clock.now.advanced(by: period), tolerance: nil)
             case let .end(time): ended = time
             }
         }
@@ -94,7 +95,7 @@ public struct TickLoop<Payload> {
             // Take every frame due by this tick; the newest wins.
             polling: while ended == nil {
                 if lookahead == nil {
-                    switch try input.poll() {
+                    switch try await input.poll() {
                     case let .frame(payload, time): lookahead = (payload, time)
                     case .notYet: break polling
                     case let .end(time): ended = time

@@ -15,6 +15,7 @@ enum LiveFilterExit: Int32 {
     case outputExists = 8
     case inputStalled = 9
     case inputTooLarge = 10
+    case noVideoFrames = 11
     case interrupted = 130
     case terminated = 143
 }
@@ -40,6 +41,7 @@ struct CommandFailure: Error {
         case .encoderMissing, .processing: .processingFailed
         case .inputStalled: .inputStalled
         case .inputTooLarge: .inputTooLarge
+        case .noVideoFrames: .noVideoFrames
         case .diskFull: .outputNotWritable
         }
         self.init("\(error.description); \(error.recoverySuggestion)", code: code)

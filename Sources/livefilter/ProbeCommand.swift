@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaIO
+import Pipeline
 
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -77,10 +78,11 @@ struct ProbeReport: Codable {
             variant = "\(v.index + 1) of \(v.count)" + (v.bandwidth.map { ", \($0) bit/s" } ?? "")
         }
         let v = d.video
-        let turned = (v.quarterTurnRotation ?? 0) % 180 != 0
+        // The size `run` makes upright: the same orientation rule (any angle, mirrored matrices).
+        let display = (try? OrientationFix(video: v).outputSize(for: v.size)) ?? v.size
         video = Video(codec: v.codecName, width: v.size.width, height: v.size.height, pixelFormat: v.pixelFormatName,
                       frameRate: v.frameRate?.description, rotation: v.rotationClockwise,
-                      displayWidth: turned ? v.size.height : v.size.width, displayHeight: turned ? v.size.width : v.size.height,
+                      displayWidth: display.width, displayHeight: display.height,
                       bitRate: v.bitRate, frames: v.frameCount)
         audio = d.audio.map { Audio(codec: $0.codecName, sampleRate: $0.sampleRate, channels: $0.channels, bitRate: $0.bitRate) }
     }

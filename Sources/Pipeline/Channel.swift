@@ -1,0 +1,269 @@
+import Foundation
+
+/// Thrown by a channel operation after `cancel()`: the run is being torn down, not a failure.
+struct ChannelCancelled: Error {}
+
+/// The one connection between pipeline stages: a bounded first-in first-out channel.
+///
+/// Stage threads block on it (`send`/`receive`); the tick task, which runs in Swift concurrency,
+/// suspends on it (the `async` overloads) and never blocks a cooperative thread. Back-pressure:
+/// a send waits while `capacity` elements are queued. End of stream: each of the `producers` calls
+/// `finish()`; receivers drain what is queued and then get nil. Failure: `fail(_:)` hands the
+/// producer's error to the receiver after the queued elements. Cancellation: `cancel()` drops
+/// everything and makes every waiting or later operation throw `ChannelCancelled` at once, so a
+/// stop reaches every stage within the frame it is working on. No operation polls or sleeps.
+final class Channel<Element>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Element] = []
+    private var head = 0
+    private var openProducers: Int
+    private var failure: (any Error)?
+    private var cancelled = false
+    /// Suspended tasks, resumed on every change to re-check (few waiters: the tick task).
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    let capacity: Int
+
+    init(capacity: Int, producers: Int = 1) {
+        self.capacity = max(1, capacity)
+        openProducers = max(1, producers)
+    }
+
+    private var count: Int { items.count - head }
+
+    // MARK: Producer side
+
+    /// Waits for room, then queues `element`.
+    func send(_ element: Element) throws(ChannelCancelled) {
+        condition.lock()
+        defer { condition.unlock() }
+        while count >= capacity && !cancelled { condition.wait() }
+        try enqueueLocked(element)
+    }
+
+    /// Suspends until there is room, then queues `element`. Throws `CancellationError` when the
+    /// task is cancelled while it waits (an embedding app cancelling an export).
+    func send(_ element: Element) async throws {
+        while true {
+            try Task.checkCancellation()
+            let done: Result<Bool, ChannelCancelled> = lockedAttempt { () throws(ChannelCancelled) -> Bool in
+                guard count < capacity || cancelled else { return false }
+                try enqueueLocked(element)
+                return true
+            }
+            if try done.get() { return }
+            await waitForChange { count < capacity || cancelled }
+        }
+    }
+
+    /// One producer is done. With `discardingPending`, queued elements are dropped (a quick stop).
+    func finish(discardingPending: Bool = false) {
+        change {
+            openProducers = max(0, openProducers - 1)
+            if discardingPending { items.removeAll(); head = 0 }
+        }
+    }
+
+    /// The receiver gets `error` after the elements already queued.
+    func fail(_ error: any Error) {
+        change { if failure == nil { failure = error } }
+    }
+
+    /// Tears the channel down: queued elements are dropped and every operation throws `ChannelCancelled`.
+    func cancel() {
+        change {
+            cancelled = true
+            items.removeAll()
+            head = 0
+        }
+    }
+
+    // MARK: Receiver side
+
+    /// The next element, waiting for one; nil once every producer has finished and the queue is drained.
+    func receive() throws -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while !isReadyLocked { condition.wait() }
+        return try dequeueLocked()
+    }
+
+    /// The next element, suspending for one; nil at the end of the stream. Throws
+    /// `CancellationError` when the task is cancelled while it waits.
+    func receive() async throws -> Element? {
+        while true {
+            try Task.checkCancellation()
+            let attempt: Result<Element??, any Error> = lockedAttempt { () throws -> Element?? in
+                guard isReadyLocked else { return .none }
+                return .some(try dequeueLocked())
+            }
+            if let result = try attempt.get() { return result }
+            await waitForChange { isReadyLocked }
+        }
+    }
+
+    /// What is there now, without waiting: `.some(nil)` at the end of the stream, nil when empty.
+    func tryReceive() throws -> Element?? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard isReadyLocked else { return nil }
+        return .some(try dequeueLocked())
+    }
+
+    // MARK: Internals (called with the lock held unless named otherwise)
+
+    private var isReadyLocked: Bool { count > 0 || cancelled || failure != nil || openProducers == 0 }
+
+    private func enqueueLocked(_ element: Element) throws(ChannelCancelled) {
+        guard !cancelled else { throw ChannelCancelled() }
+        items.append(element)
+        wakeLocked()
+    }
+
+    private func dequeueLocked() throws -> Element? {
+        if cancelled { throw ChannelCancelled() }
+        if count > 0 {
+            let element = items[head]
+            head += 1
+            // Compact now and then: amortised O(1) without a ring buffer's index arithmetic.
+            if head > 64 && head * 2 > items.count { items.removeFirst(head); head = 0 }
+            wakeLocked()
+            return element
+        }
+        if let failure { throw failure }
+        return nil  // every producer finished
+    }
+
+    private func change(_ body: () -> Void) {
+        condition.lock()
+        body()
+        wakeLocked()
+        condition.unlock()
+    }
+
+    /// Wakes blocked threads and suspended tasks; they re-check their condition.
+    private func wakeLocked() {
+        condition.broadcast()
+        let resumed = waiters
+        waiters.removeAll()
+        for waiter in resumed { waiter.resume() }
+    }
+
+    private func lockedAttempt<T, E: Error>(_ body: () throws(E) -> T) -> Result<T, E> {
+        condition.lock()
+        defer { condition.unlock() }
+        do { return .success(try body()) } catch { return .failure(error) }
+    }
+
+    /// Suspends until the next change, unless `ready` already holds; task cancellation counts as a change.
+    private func waitForChange(until ready: () -> Bool) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                condition.lock()
+                if ready() || Task.isCancelled {
+                    condition.unlock()
+                    continuation.resume()
+                } else {
+                    waiters.append(continuation)
+                    condition.unlock()
+                }
+            }
+        } onCancel: {
+            change {}
+        }
+    }
+}
+
+/// The stage threads of one run. A stage is a function from its input channel to its output
+/// channels, run on a thread of its own: decoding, filtering and encoding are long synchronous C
+/// and SIMD work, and a network read can block for seconds, so none of it runs on Swift's
+/// cooperative pool. The first stage to fail cancels every channel, so all the others stop within
+/// the element they are working on; `wait()` suspends (it does not block) until all have returned.
+final class StageGroup: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = 0
+    private var firstError: (any Error)?
+    private var cancelActions: [@Sendable () -> Void] = []
+    private var cancelled = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    /// Registers what tearing the run down means (cancel a channel, interrupt a network read).
+    func onCancel(_ action: @escaping @Sendable () -> Void) {
+        lock.lock()
+        cancelActions.append(action)
+        let already = cancelled
+        lock.unlock()
+        if already { action() }
+    }
+
+    /// Starts `body` on a thread of its own.
+    func start(_ name: String, _ body: @escaping @Sendable () throws -> Void) {
+        lock.lock()
+        running += 1
+        lock.unlock()
+        let thread = Thread { [self] in
+            do {
+                try body()
+            } catch is ChannelCancelled {
+                // Torn down by someone else: that stage's error (or the stop) is the story.
+            } catch {
+                record(error)
+            }
+            stageEnded()
+        }
+        thread.name = "livefilter.\(name)"
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+
+    /// Cancels every channel and interruptible read: every stage leaves within one element.
+    func cancel() {
+        lock.lock()
+        let actions = cancelled ? [] : cancelActions
+        cancelled = true
+        lock.unlock()
+        for action in actions { action() }
+    }
+
+    /// The first error a stage threw.
+    var error: (any Error)? {
+        lock.lock(); defer { lock.unlock() }
+        return firstError
+    }
+
+    /// Suspends until every stage started so far has returned.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            if running == 0 {
+                lock.unlock()
+                continuation.resume()
+            } else {
+                waiter = continuation
+                lock.unlock()
+            }
+        }
+    }
+
+    /// Runs blocking work (finishing files, a faststart rewrite) on a stage thread and awaits it.
+    func perform(_ name: String, _ body: @escaping @Sendable () throws -> Void) async throws {
+        start(name, body)
+        await wait()
+        if let error { throw error }
+    }
+
+    private func record(_ error: any Error) {
+        lock.lock()
+        if firstError == nil { firstError = error }
+        lock.unlock()
+        cancel()
+    }
+
+    private func stageEnded() {
+        lock.lock()
+        running -= 1
+        let resume = running == 0 ? waiter : nil
+        if resume != nil { waiter = nil }
+        lock.unlock()
+        resume?.resume()
+    }
+}

@@ -1,0 +1,160 @@
+import Filters
+import Foundation
+import MediaIO
+import Synchronization
+
+/// What the filter stage hands an encode stage.
+enum EncodeWork: @unchecked Sendable {
+    /// Encode `frame` at `pts`; `remember` is the picture a later repeat shows again.
+    case picture(Frame, remember: Frame, pts: Int64, duration: Int64)
+    /// Show the remembered picture again (no filtering, no conversion).
+    case repeatLast(pts: Int64, duration: Int64)
+}
+
+/// An encoded packet on its way to a sink, with the stream it belongs to there.
+struct MuxItem: @unchecked Sendable {
+    var packet: Packet
+    var stream: Int
+    var timeBase: Rational
+    /// A packet the muxer refuses as invalid data is dropped and counted, not fatal (copied audio
+    /// from a damaged input, e.g. a broken ADTS header in a corrupt TS).
+    var droppableIfInvalid = false
+}
+
+/// One rendition's encode stage: pictures in, H.264 (or PNG) packets out to its sink's mux stage.
+/// Keyframes are forced where the plan's segment schedule starts a segment.
+final class EncodeStage: @unchecked Sendable {
+    let input: Channel<EncodeWork>
+    let encoder: Encoder
+    private let mux: MuxStage
+    private let stream: Int
+    private let constantRate: Bool
+    private let schedule: SegmentSchedule?
+    private let timing: TimingRecorder
+    private let stopDeadline: StopDeadline
+    private let written = Atomic<Int>(0)
+    /// Written by the encode thread; read after it has ended.
+    private var encodedEnd: Int64 = 0
+
+    init(encoder: Encoder, mux: MuxStage, constantRate: Bool, schedule: SegmentSchedule?, timing: TimingRecorder,
+         stopDeadline: StopDeadline) throws(MediaError) {
+        self.encoder = encoder
+        self.mux = mux
+        self.constantRate = constantRate
+        self.schedule = schedule
+        self.timing = timing
+        self.stopDeadline = stopDeadline
+        stream = try mux.sink.addStream(from: encoder)
+        input = Channel(capacity: 3)
+    }
+
+    var streamIndex: Int { stream }
+
+    func start(in group: StageGroup) {
+        group.onCancel { [input] in input.cancel() }
+        group.start("encode") { [self] in try run() }
+    }
+
+    /// Fault injection for the reliability tests (RELIABILITY.md): the encoder "fails" after this
+    /// many frames, as libx264 would on an internal error, so the failure path is exercised for real.
+    private static let injectedFailureAfter: Int? =
+        ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_ENCODER_AFTER"].flatMap { Int($0) }
+
+    private func run() throws {
+        var durations: [Int64: Int64] = [:]
+        var lastDuration: Int64 = 1
+        var remembered: Frame?
+        var sent = 0
+        func encode(_ frame: Frame, pts: Int64, duration: Int64) throws {
+            sent += 1
+            if let limit = Self.injectedFailureAfter, sent > limit {
+                throw MediaError.processing(.injectedFault("encoding (\(encoder.codecName)) [injected fault after \(limit) frames]"))
+            }
+            frame.presentationTimestamp = pts
+            if let schedule, schedule.startsSegment(tick: pts) { frame.requestKeyframe() }
+            if !constantRate { durations[pts] = duration }
+            lastDuration = duration
+            try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
+            try drain(deadline: nil, durations: &durations, lastDuration: lastDuration)
+        }
+        while let work = try input.receive() {
+            switch work {
+            case let .picture(frame, remember, pts, duration):
+                remembered = remember
+                try encode(frame, pts: pts, duration: duration)
+            case let .repeatLast(pts, duration):
+                guard let remembered else { continue }
+                let again = remembered.newReference()
+                again.clearPictureType()
+                try encode(again, pts: pts, duration: duration)
+            }
+        }
+        // A quick stop drains the encoder's look-ahead only until its deadline.
+        try encoder.sendEndOfStream()
+        try drain(deadline: stopDeadline.instant, durations: &durations, lastDuration: lastDuration)
+        mux.input.finish()
+    }
+
+    private func drain(deadline: ContinuousClock.Instant?, durations: inout [Int64: Int64], lastDuration: Int64) throws {
+        while case let .packet(packet) = try timing.measure(.encode, { () throws(FFmpegError) in try encoder.receive() }) {
+            if let deadline, ContinuousClock.now > deadline, framesWritten > 0 { return }
+            // libx264 leaves durations at zero; muxers want them.
+            let pts = packet.presentationTimestamp ?? 0
+            packet.duration = constantRate ? 1 : (durations.removeValue(forKey: pts) ?? lastDuration)
+            encodedEnd = max(encodedEnd, pts + packet.duration)
+            written.add(1, ordering: .relaxed)
+            try mux.input.send(MuxItem(packet: packet, stream: stream, timeBase: encoder.timeBase))
+        }
+    }
+
+    var framesWritten: Int { written.load(ordering: .relaxed) }
+    /// Output duration in seconds; read after the stage has ended.
+    var duration: Double { Double(encodedEnd) * encoder.timeBase.doubleValue }
+}
+
+/// The mux stage of one output: the only thread that writes to its sink, so video from the encode
+/// stages and audio from the audio stage never need a lock. Ends when every producer finished.
+final class MuxStage: @unchecked Sendable {
+    let sink: any PacketSink
+    let input: Channel<MuxItem>
+    private let timing: TimingRecorder
+    private let bytes = Atomic<Int64>(0)
+    private let dropped = Atomic<Int>(0)
+
+    init(sink: any PacketSink, producers: Int, timing: TimingRecorder) {
+        self.sink = sink
+        self.timing = timing
+        input = Channel(capacity: 64, producers: producers)
+    }
+
+    func start(in group: StageGroup) {
+        group.onCancel { [input] in input.cancel() }
+        group.start("mux") { [self] in
+            while let item = try input.receive() {
+                do throws(MediaError) {
+                    try timing.measure(.mux) { () throws(MediaError) in
+                        try sink.write(item.packet, toStream: item.stream, timeBase: item.timeBase)
+                    }
+                } catch {
+                    guard item.droppableIfInvalid, case let .processing(e) = error, e.isInvalidData else { throw error }
+                    dropped.add(1, ordering: .relaxed)
+                }
+                bytes.store(sink.bytesWritten, ordering: .relaxed)
+            }
+        }
+    }
+
+    /// Bytes written so far (safe to read from any thread).
+    var bytesWritten: Int64 { bytes.load(ordering: .relaxed) }
+    /// Damaged packets dropped.
+    var droppedPackets: Int { dropped.load(ordering: .relaxed) }
+}
+
+/// When a quick stop began draining: encoders stop taking packets from their look-ahead after it,
+/// and the audio encoder's tail is not flushed. Nil for a run that ends normally.
+final class StopDeadline: Sendable {
+    private let deadline = Mutex<ContinuousClock.Instant?>(nil)
+
+    func set(_ instant: ContinuousClock.Instant) { deadline.withLock { $0 = instant } }
+    var instant: ContinuousClock.Instant? { deadline.withLock { $0 } }
+}

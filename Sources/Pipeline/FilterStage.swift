@@ -1,0 +1,173 @@
+import Filters
+import Foundation
+import MediaIO
+import Synchronization
+
+/// What the tick stage asks of the filter stage: a picture to show at an output time, or the last
+/// picture again (a repeated tick is neither filtered nor converted again).
+enum FilterWork: @unchecked Sendable {
+    case show(Frame, pts: Int64, duration: Int64)
+    case repeatLast(pts: Int64, duration: Int64)
+}
+
+/// Decoded frames to filtered RGB: colour conversion, then the chain.
+final class FrameFilter {
+    private let toRGB: FrameToRGB
+    private let source: RGBImage
+    private let chain: ChainRenderer
+    private let timing: TimingRecorder
+
+    init(video: VideoStreamInfo, chain: FilterChain, timing: TimingRecorder) throws(MediaError) {
+        toRGB = FrameToRGB(outputSize: video.size, color: video.colorSpace)
+        source = RGBImage(size: video.size)
+        do {
+            self.chain = try ChainRenderer(chain: chain, inputSize: video.size)
+        } catch {
+            throw .invalidSettings(error.description)
+        }
+        self.chain.measuresPasses = true
+        self.timing = timing
+    }
+
+    var passes: [FilterPassTime] { zip(chain.passNames, chain.passNanoseconds).map(FilterPassTime.init) }
+
+    /// The filtered picture; valid until the next call.
+    func filter(_ frame: Frame) throws(MediaError) -> RGBImage {
+        try timing.measure(.toRGB) { () throws(MediaError) in try toRGB.convert(frame, into: source) }
+        return timing.measure(.filter) { chain.render(source) }
+    }
+}
+
+/// The chain's RGB picture as one rendition's encoder input: scaled to the rendition's size when
+/// it differs by more than the odd-pixel crop, then converted to 4:2:0 (or copied, for PNG).
+final class RenditionConverter {
+    private let toYUV: RGBToFrame?
+    private let scaler: (any FilterRenderer)?
+    private let scaled: RGBImage?
+    private let timing: TimingRecorder
+
+    init(size: FrameSize, chainOutputSize: FrameSize, rgbEncoder: Bool, color: ColorDescription,
+         timing: TimingRecorder) throws(MediaError) {
+        self.timing = timing
+        toYUV = rgbEncoder ? nil : try RGBToFrame(size: size, color: color)
+        if abs(chainOutputSize.width - size.width) > 1 || abs(chainOutputSize.height - size.height) > 1 {
+            do {
+                let renderer = try Scale(width: size.width, height: size.height).makeRenderer(for: chainOutputSize)
+                scaler = renderer
+                scaled = RGBImage(size: renderer.outputSize)
+            } catch {
+                throw .invalidSettings("cannot scale \(chainOutputSize) to \(size): \(error)")
+            }
+        } else {
+            scaler = nil
+            scaled = nil
+        }
+    }
+
+    func convert(_ image: RGBImage) throws(MediaError) -> Frame {
+        var source = image
+        if let scaler, let scaled {
+            timing.measure(.filter) { scaler.render(image, into: scaled) }
+            source = scaled
+        }
+        guard let toYUV else { return try Frame(copying: source) }
+        return try timing.measure(.toYUV) { () throws(MediaError) in try toYUV.convert(source) }
+    }
+}
+
+/// The filter stage: runs the plan's video path on each new picture and hands every rendition's
+/// encode stage its input. The chain runs once per picture; each rendition scales from its result.
+final class FilterStage: @unchecked Sendable {
+    let work: Channel<FilterWork>
+    private let path: VideoPath
+    private let outputs: [EncodeStage]
+    private let filter: FrameFilter?
+    private let converters: [RenditionConverter]
+    private let mover: PlanarFrameMover?
+    private let timing: TimingRecorder
+    private let filtered = Atomic<Int>(0)
+    private let moved = Atomic<Int>(0)
+    /// The chain's per-pass times, published for progress readers on other threads.
+    private let publishedPasses = Mutex<[FilterPassTime]>([])
+
+    init(plan: JobPlan, outputs: [EncodeStage], timing: TimingRecorder) throws(MediaError) {
+        path = plan.videoPath
+        self.outputs = outputs
+        self.timing = timing
+        work = Channel(capacity: 2)
+        let video = plan.input.video
+        if case let .planar(move) = path {
+            mover = PlanarFrameMover(move: move, inputSize: video.size)
+        } else {
+            mover = nil
+        }
+        // The planar path keeps the RGB chain for frames that change format or size mid-stream.
+        if path != .passthrough {
+            filter = try FrameFilter(video: video, chain: plan.geometry.chain, timing: timing)
+            converters = try plan.renditions.map { rendition throws(MediaError) in
+                try RenditionConverter(size: rendition.size, chainOutputSize: plan.geometry.chainOutputSize,
+                                       rgbEncoder: plan.container.isImageSequence, color: plan.color, timing: timing)
+            }
+        } else {
+            filter = nil
+            converters = []
+        }
+    }
+
+    func start(in group: StageGroup) {
+        group.onCancel { [work] in work.cancel() }
+        group.start("filter") { [self] in try run() }
+    }
+
+    private func run() throws {
+        defer {
+            publishFinalPasses()
+            for output in outputs { output.input.finish() }
+        }
+        while let item = try work.receive() {
+            switch item {
+            case let .show(frame, pts, duration):
+                try show(frame, pts: pts, duration: duration)
+            case let .repeatLast(pts, duration):
+                for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
+            }
+        }
+    }
+
+    private func show(_ frame: Frame, pts: Int64, duration: Int64) throws {
+        if path == .passthrough {
+            // The decoder's picture type would force keyframes where the source had them.
+            let input = frame.newReference()
+            input.clearPictureType()
+            for output in outputs { try output.input.send(.picture(input, remember: input, pts: pts, duration: duration)) }
+            return
+        }
+        if let mover, mover.accepts(frame) {
+            let result = try timing.measure(.filter) { () throws(MediaError) in try mover.apply(frame) }
+            moved.add(1, ordering: .relaxed)
+            for output in outputs {
+                try output.input.send(.picture(result.newReference(), remember: result, pts: pts, duration: duration))
+            }
+            return
+        }
+        guard let filter else { return }
+        let image = try filter.filter(frame)
+        let count = filtered.add(1, ordering: .relaxed).newValue
+        if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
+        for (output, converter) in zip(outputs, converters) {
+            let converted = try converter.convert(image)
+            try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration))
+        }
+    }
+
+    /// Pictures that went through the chain or the plane move.
+    var framesFiltered: Int { filtered.load(ordering: .relaxed) + moved.load(ordering: .relaxed) }
+    /// Pictures that went through the RGB chain (progress counts these).
+    var framesThroughChain: Int { filtered.load(ordering: .relaxed) }
+    /// Per-pass times as last published (exact once the stage has ended and `publishFinalPasses` ran).
+    var passes: [FilterPassTime] { publishedPasses.withLock { $0 } }
+
+    private func publishFinalPasses() {
+        if let filter { publishedPasses.withLock { $0 = filter.passes } }
+    }
+}

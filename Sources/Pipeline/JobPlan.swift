@@ -1,0 +1,283 @@
+import Filters
+import Foundation
+import MediaIO
+
+/// What the planner needs to know about an input: facts copied out of the demuxer, no handles.
+public struct InputFacts: Sendable {
+    public var url: String
+    public var video: VideoStreamInfo
+    public var audio: AudioStreamInfo?
+    public var isLive: Bool
+    /// Seconds, when the container knows.
+    public var duration: Double?
+    /// The video bit rate stated or measured (presets that follow the source's rate read it).
+    public var videoBitRate: Int?
+
+    public init(url: String, video: VideoStreamInfo, audio: AudioStreamInfo?, isLive: Bool, duration: Double?,
+                videoBitRate: Int? = nil) {
+        self.url = url
+        self.video = video
+        self.audio = audio
+        self.isLive = isLive
+        self.duration = duration
+        self.videoBitRate = videoBitRate
+    }
+}
+
+/// The picture's way through the pipeline, from decoded frame to encoder.
+public enum VideoPath: Sendable, Equatable {
+    /// Decoded frames go to the encoder as they are (no chain, same size, 4:2:0).
+    case passthrough
+    /// Mirrors and quarter turns done exactly on the decoded 4:2:0 planes: no colour conversion.
+    case planar(PlanarMove)
+    /// Decoded → RGB → the chain → (scaled per rendition) → YUV.
+    case rgbChain
+}
+
+/// Sizes, decided before any frame: the orientation fix, the chain as run, and what is encoded.
+public struct OutputGeometry: Sendable {
+    public var inputSize: FrameSize
+    public var orientation: OrientationFix
+    /// The chain as run: the orientation fix, the user's chain, then any alignment.
+    public var chain: FilterChain
+    public var chainOutputSize: FrameSize
+    /// What the encoder gets: the chain's size, rounded down to even for 4:2:0 (PNG keeps it).
+    public var encodeSize: FrameSize
+
+    /// Set when the chain's size was odd and the encoder gets it rounded down to even.
+    public var roundedFrom: FrameSize? { encodeSize == chainOutputSize ? nil : chainOutputSize }
+
+    /// The one geometry rule, shared by `run`, `snapshot`, `estimate`, `probe` and the presets.
+    /// - Parameter evenSize: round the encoded size down to even (every 4:2:0 output; not PNG).
+    public init(video: VideoStreamInfo, chain: FilterChain, orientation policy: OrientationPolicy,
+                alignment: Alignment? = nil, evenSize: Bool = true) throws(FilterError) {
+        inputSize = video.size
+        orientation = policy == .auto ? OrientationFix(video: video) : .none
+        var filters = orientation.filters + chain.filters
+        var size = try FilterChain(filters).outputSize(for: video.size)
+        if let alignment, let align = alignment.filter(for: size) {
+            filters.append(align)
+            size = try align.outputSize(for: size)
+        }
+        self.chain = FilterChain(filters)
+        chainOutputSize = size
+        // yuv420p needs even sizes: drop the odd last column/row rather than resample.
+        encodeSize = evenSize ? size.roundedDownToEven : size
+    }
+}
+
+extension FrameSize {
+    /// At least 2x2, each side rounded down to even.
+    var roundedDownToEven: FrameSize { FrameSize(width: max(2, width & ~1), height: max(2, height & ~1)) }
+}
+
+/// How output frames are timed.
+public enum OutputTiming: Sendable, Equatable {
+    /// The display link: constant rate, tick k shows the newest frame at or before k / rate.
+    case ticks(TickGrid)
+    /// Every decoded frame once, with its own timestamp; `nominalRate` only sizes the encoder.
+    case sourceTimestamps(nominalRate: Rational)
+
+    public var rate: Rational {
+        switch self {
+        case let .ticks(grid): grid.rate
+        case let .sourceTimestamps(rate): rate
+        }
+    }
+
+    public var isConstantRate: Bool { if case .ticks = self { true } else { false } }
+}
+
+/// One encoded picture: its size, its encoder settings and, for HLS, its media playlist.
+public struct RenditionPlan: Sendable, Equatable {
+    public var size: FrameSize
+    public var bitRate: Int?
+    public var encoder: VideoEncoderSettings
+    /// The media playlist (HLS), else nil.
+    public var playlistPath: String?
+}
+
+/// Audio, decided from the input's track and the settings.
+public enum AudioPlan: Sendable, Equatable {
+    case none
+    /// AAC copied packet for packet.
+    case copy(stream: Int)
+    /// Decoded, resampled, re-framed and encoded to AAC once; every output gets the same packets.
+    case aac(stream: Int, sampleRate: Int, channels: Int, bitRate: Int)
+}
+
+/// Where the output goes.
+public enum OutputPlan: Sendable, Equatable {
+    /// One container file (MP4 and MOV with the index first: faststart).
+    case file(path: String, container: OutputContainer)
+    /// PNG frames from a `%05d`-style pattern.
+    case imageSequence(pattern: String)
+    /// HLS: a media playlist per rendition, a master at `masterPath` for a ladder.
+    case hls(options: HLSOutputOptions, schedule: SegmentSchedule, masterPath: String?)
+}
+
+/// Every decision of a job, made once from the input's facts and the configuration, before any
+/// file is opened. `TranscodeJob` executes a plan; nothing downstream decides again.
+public struct JobPlan: Sendable {
+    /// The configuration with the preset applied (explicit settings win over the preset's).
+    public let configuration: JobConfiguration
+    public let input: InputFacts
+    public let geometry: OutputGeometry
+    public let videoPath: VideoPath
+    public let timing: OutputTiming
+    public let renditions: [RenditionPlan]
+    public let audio: AudioPlan
+    public let output: OutputPlan
+    /// The output's colour tags.
+    public let color: ColorDescription
+    /// `--orientation keep`: the rotation tag copied to the output (degrees clockwise).
+    public let rotationTag: Double?
+    /// A live input skips ahead rather than fall further behind than this.
+    public let maxLatency: Duration?
+
+    public init(configuration requested: JobConfiguration, input: InputFacts) throws(JobError) {
+        var configuration = requested
+        guard let container = OutputContainer(path: configuration.output) else {
+            throw .media(.unsupportedOutput(configuration.output, reason: "unknown output type"))
+        }
+        let video = input.video
+        if let preset = configuration.preset {
+            do {
+                try preset.apply(to: &configuration, source: video, sourceBitRate: input.videoBitRate)
+            } catch {
+                throw .chain(error)
+            }
+        }
+        self.configuration = configuration
+        self.input = input
+        let policy = configuration.orientation ?? .auto
+        do {
+            geometry = try OutputGeometry(video: video, chain: configuration.chain, orientation: policy,
+                                          alignment: configuration.alignment, evenSize: !container.isImageSequence)
+        } catch {
+            throw .chain(error)
+        }
+        rotationTag = policy == .keep && video.rotationClockwise != 0 ? video.rotationClockwise : nil
+        maxLatency = input.isLive ? configuration.maxLatency : nil
+        color = Self.outputColor(for: video)
+
+        let rate = configuration.frameRate
+            ?? video.frameRate.flatMap { $0.isPositive && $0.doubleValue <= 1000 ? $0 : nil } ?? Rational(30, 1)
+        let tickClock = configuration.frameRate != nil || configuration.realtime || input.isLive || container == .hls
+        timing = tickClock ? .ticks(TickGrid(rate: rate)) : .sourceTimestamps(nominalRate: rate)
+
+        // Outputs and renditions.
+        var renditions: [RenditionPlan] = []
+        switch container {
+        case .hls:
+            var options = configuration.hls
+            if configuration.hlsPlaylistType == nil { options.playlistType = input.isLive ? .live : .vod }
+            do { try options.validate() } catch { throw .media(error) }
+            let grid = TickGrid(rate: rate)
+            let schedule = SegmentSchedule(grid: grid, seconds: options.segmentDuration)
+            let segmentTicks = max(1, Int((options.segmentDuration * rate.doubleValue).rounded()))
+            let ladder = !configuration.renditions.isEmpty
+            let path = configuration.output as NSString
+            let folder = path.deletingLastPathComponent
+            let stem = (path.lastPathComponent as NSString).deletingPathExtension
+            let rungs = ladder ? configuration.renditions : [Rendition(size: geometry.encodeSize, bitRate: nil)]
+            for rung in rungs {
+                // A rung fits its box with the chain's aspect, on even sizes.
+                let size = ladder ? aspectFit(geometry.chainOutputSize, in: rung.size).roundedDownToEven : rung.size
+                var settings = configuration.video
+                if let bitRate = rung.bitRate {
+                    settings.rateControl = .averageBitrate(bitRate)
+                    settings.maxRate = settings.maxRate ?? bitRate * 6 / 5
+                    settings.bufferSize = settings.bufferSize ?? bitRate * 2
+                }
+                // Segment starts are forced keyframes (from the schedule); no scene-cut keyframes between.
+                settings.fixedKeyframeCadence = true
+                settings.keyframeInterval = .frames(segmentTicks)
+                let playlist = ladder ? (folder.isEmpty ? "" : folder + "/") + "\(stem)_\(size.width)x\(size.height).m3u8"
+                                      : configuration.output
+                renditions.append(RenditionPlan(size: size, bitRate: rung.bitRate, encoder: settings, playlistPath: playlist))
+            }
+            output = .hls(options: options, schedule: schedule, masterPath: ladder ? configuration.output : nil)
+        case .pngSequence:
+            renditions = [RenditionPlan(size: geometry.encodeSize, bitRate: nil, encoder: configuration.video, playlistPath: nil)]
+            output = .imageSequence(pattern: configuration.output)
+        default:
+            renditions = [RenditionPlan(size: geometry.encodeSize, bitRate: nil, encoder: configuration.video, playlistPath: nil)]
+            output = .file(path: configuration.output, container: container)
+        }
+        self.renditions = renditions
+        videoPath = Self.videoPath(video: video, geometry: geometry, renditions: renditions,
+                                   imageSequence: container.isImageSequence)
+        audio = container.isImageSequence ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
+    }
+
+    /// The cheapest path that gives the chain's picture: no conversion at all when nothing changes
+    /// the picture, exact plane moves for mirrors and quarter turns, else the RGB chain.
+    static func videoPath(video: VideoStreamInfo, geometry: OutputGeometry, renditions: [RenditionPlan],
+                          imageSequence: Bool) -> VideoPath {
+        // PNG frames are RGB; anything but limited-range 4:2:0 goes through the converter.
+        guard !imageSequence, video.decodesToLimitedRange420 else { return .rgbChain }
+        // Every rendition must take the chain's picture as it is (a ladder scales in RGB).
+        guard renditions.allSatisfy({ $0.size == geometry.encodeSize }) else { return .rgbChain }
+        if geometry.chain.isEmpty, geometry.encodeSize == video.size { return .passthrough }
+        if let move = geometry.chain.planarMove(for: video.size), move.outputSize(for: video.size) == geometry.encodeSize {
+            return .planar(move)
+        }
+        return .rgbChain
+    }
+
+    /// Copy AAC when nothing was asked; otherwise AAC at the settings, unset fields following the source.
+    static func audioPlan(_ audio: AudioStreamInfo?, settings: AudioSettings) -> AudioPlan {
+        guard let audio, settings != .none else { return .none }
+        if settings == .automatic, audio.isAAC { return .copy(stream: audio.index) }
+        var aac = AACSettings()
+        if case let .aac(s) = settings { aac = s }
+        let channels = aac.channels ?? min(audio.channels, 2)
+        return .aac(stream: audio.index, sampleRate: aac.sampleRate ?? aacSampleRate(near: audio.sampleRate),
+                    channels: channels, bitRate: aac.bitRate ?? AACSettings.defaultBitRatePerChannel * channels)
+    }
+
+    /// AAC's sampling rates; anything else is resampled to the nearest one.
+    static func aacSampleRate(near rate: Int) -> Int {
+        let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
+        return rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
+    }
+
+    /// The output's colour tags: the source's where it states them, else BT.709 for HD, BT.601 for SD.
+    static func outputColor(for video: VideoStreamInfo) -> ColorDescription {
+        let unspecified: Int32 = 2
+        var c = video.colorSpace
+        let hd = video.size.height >= 720 || video.size.width >= 1280
+        if c.matrix == unspecified || c.matrix == 0 { c.matrix = hd ? 1 : 6 }  // BT709 : SMPTE170M
+        if c.primaries == unspecified || c.primaries == 0 { c.primaries = hd ? 1 : 6 }
+        if c.transfer == unspecified || c.transfer == 0 { c.transfer = hd ? 1 : 6 }
+        c.isFullRange = false
+        return c
+    }
+
+    // MARK: Derived facts
+
+    public var container: OutputContainer {
+        switch output {
+        case let .file(_, container): container
+        case .imageSequence: .pngSequence
+        case .hls: .hls
+        }
+    }
+
+    /// The segment schedule of an HLS output.
+    public var segmentSchedule: SegmentSchedule? {
+        if case let .hls(_, schedule, _) = output { return schedule }
+        return nil
+    }
+
+    public var hlsOptions: HLSOutputOptions? {
+        if case let .hls(options, _, _) = output { return options }
+        return nil
+    }
+}
+
+extension VideoStreamInfo {
+    /// Decoded frames are limited-range 4:2:0, what the encoder takes without conversion.
+    var decodesToLimitedRange420: Bool { pixelFormatName == "yuv420p" && !colorSpace.isFullRange }
+}
