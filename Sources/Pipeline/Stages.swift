@@ -150,37 +150,3 @@ final class DecodeStage: @unchecked Sendable {
     var framesDecoded: Int { decodedCount.load(ordering: .relaxed) }
     var mediaTime: Double { Double(bitPattern: mediaTimeBits.load(ordering: .relaxed)) }
 }
-
-/// A sink shared by the encode thread (video) and the decode thread (audio): one writer at a time.
-final class LockedSink: PacketSink, @unchecked Sendable {
-    let base: any PacketSink
-    private let lock = NSLock()
-
-    init(_ base: any PacketSink) { self.base = base }
-
-    var wantsGlobalHeader: Bool { base.wantsGlobalHeader }
-    func addStream(from encoder: Encoder) throws(MediaError) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return try base.addStream(from: encoder)
-    }
-    func addStream(copying index: Int, of demuxer: Demuxer) throws(MediaError) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        return try base.addStream(copying: index, of: demuxer)
-    }
-    func writeHeader() throws(MediaError) {
-        lock.lock(); defer { lock.unlock() }
-        try base.writeHeader()
-    }
-    func write(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
-        lock.lock(); defer { lock.unlock() }
-        try base.write(packet, toStream: index, timeBase: timeBase)
-    }
-    func finish() throws(MediaError) {
-        lock.lock(); defer { lock.unlock() }
-        try base.finish()
-    }
-    var bytesWritten: Int64 {
-        lock.lock(); defer { lock.unlock() }
-        return base.bytesWritten
-    }
-}

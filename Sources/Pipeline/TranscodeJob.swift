@@ -162,8 +162,10 @@ private final class TranscodeRun {
     let branches: [VideoBranch]
     let sinks: [any PacketSink]
     var hlsWriters: [(writer: HLSWriter, uri: String)] = []
-    let output: AtomicOutput?
-    let sequence: AtomicImageSequence?
+    /// The master playlist of a rendition ladder.
+    var master: MasterPlaylistWriter?
+    /// Every output of the run: begun together, discarded together when the run does not finish.
+    var artifacts: [any OutputArtifact] { sinks + (master.map { [$0] } ?? []) }
     let constantRate: Bool
     var decode: DecodeStage?
     var summary: JobSummary
@@ -207,8 +209,6 @@ private final class TranscodeRun {
         if job.container == .hls {
             let options = job.hlsOptions
             try options.validate()
-            output = nil
-            sequence = nil
             let folder = (config.output as NSString).deletingLastPathComponent
             let stem = ((config.output as NSString).lastPathComponent as NSString).deletingPathExtension
             let segmentTicks = max(1, Int((options.segmentDuration * job.outputRate.doubleValue).rounded()))
@@ -239,33 +239,32 @@ private final class TranscodeRun {
                 sinks.append(shared)
                 hlsWriters.append((writer, (path as NSString).lastPathComponent))
             }
-        } else {
-            let muxer: Muxer
-            if isPNG {
-                let sequence = try AtomicImageSequence(pattern: config.output, overwrite: config.overwrite)
-                try sequence.create()
-                muxer = try Muxer(path: sequence.temporaryPattern, container: job.container)
-                muxer.displayPath = config.output
-                self.sequence = sequence
-                output = nil
-            } else {
-                let output = try AtomicOutput(path: config.output, overwrite: config.overwrite, temporaryExtension: job.container.rawValue)
-                muxer = try Muxer(path: output.temporaryPath, container: job.container)
-                muxer.displayPath = config.output
-                self.output = output
-                sequence = nil
+            if hlsWriters.count > 1 {
+                master = try MasterPlaylistWriter(path: config.output, overwrite: config.overwrite,
+                                                  publishesDuringRun: options.playlistType != .vod)
             }
-            if job.container == .mp4 || job.container == .mov { muxer.headerOptions = [("movflags", "+faststart")] }
+        } else {
+            let sink: any PacketSink
+            var muxer: Muxer?
+            if isPNG {
+                sink = try ImageSequenceWriter(pattern: config.output, overwrite: config.overwrite)
+            } else {
+                let file = try Muxer(path: config.output, container: job.container,
+                                     options: ContainerOptions(faststart: job.container == .mp4 || job.container == .mov),
+                                     overwrite: config.overwrite)
+                sink = file
+                muxer = file
+            }
             let encoder = isPNG
                 ? try Encoder.png(size: job.encodeSize, timeBase: timeBase)
                 : try Encoder.h264(size: job.encodeSize, frameRate: job.outputRate, timeBase: timeBase, color: color,
-                                   settings: config.video, globalHeader: muxer.wantsGlobalHeader)
-            let shared = LockedSink(muxer)
+                                   settings: config.video, globalHeader: sink.wantsGlobalHeader)
+            let shared = LockedSink(sink)
             let branch = try VideoBranch(size: job.encodeSize, chainOutputSize: job.chainOutputSize, encoder: encoder, sink: shared,
                                          rgbInput: !passthrough, constantRate: constantRate, keyframeAt: nil,
                                          color: color, timing: timing)
             if config.orientation == .keep, video.rotationClockwise != 0 {
-                muxer.setRotation(streamIndex: branch.streamIndex, clockwiseDegrees: video.rotationClockwise)
+                muxer?.setRotation(streamIndex: branch.streamIndex, clockwiseDegrees: video.rotationClockwise)
             }
             branches.append(branch)
             sinks.append(shared)
@@ -279,8 +278,22 @@ private final class TranscodeRun {
         case nil: .none
         }
         input = try MediaInput(demuxer: demuxer, audio: audio, timing: timing, nominalRate: job.outputRate)
-        for sink in sinks { try sink.writeHeader() }
-        if hlsWriters.count > 1 { try writeMaster() }
+        do throws(MediaError) {
+            for artifact in artifacts { try artifact.begin() }
+            if let master {
+                master.renditions = masterRenditions()
+                try master.publish()
+            }
+        } catch {
+            discardUnfinished()
+            throw error
+        }
+    }
+
+    /// The one path for a run that does not finish (an error, a cancel, an abandoned stop): every
+    /// output not yet complete removes what it has not finished (see `OutputArtifact.discard`).
+    func discardUnfinished() {
+        for artifact in artifacts.reversed() { artifact.discard() }
     }
 
     /// Whether output tick `tick` starts an HLS segment: the first tick at or after each multiple
@@ -293,9 +306,9 @@ private final class TranscodeRun {
         return ((t + eps) / segmentDuration).rounded(.down) > ((previous + eps) / segmentDuration).rounded(.down)
     }
 
-    /// The master playlist of a rendition ladder, with bandwidths measured from the segments written.
-    func writeMaster() throws(MediaError) {
-        let renditions = zip(hlsWriters, job.renditions).map { entry, rendition in
+    /// The master playlist's renditions, with bandwidths measured from the segments written.
+    func masterRenditions() -> [HLSRendition] {
+        zip(hlsWriters, job.renditions).map { entry, rendition in
             var r = entry.writer.rendition(uri: entry.uri)
             // Before any segment exists, the configured rate stands in (rewritten at the end).
             if r.peakBitRate == 0, let b = rendition.bitRate {
@@ -305,7 +318,6 @@ private final class TranscodeRun {
             if r.resolution == nil { r.resolution = rendition.size }
             return r
         }
-        try MasterPlaylistWriter(path: config.output).write(renditions)
     }
 
     /// The output's colour tags: the source's where it states them, else BT.709 for HD, BT.601 for SD.
@@ -343,9 +355,11 @@ private final class TranscodeRun {
             decode.stop()
             liveQueue?.stop()
         }
+        var complete = false
         defer {
             stopStages()
             for branch in branches { branch.abandon() }
+            if !complete { discardUnfinished() }
         }
         do {
             if constantRate {
@@ -384,7 +398,7 @@ private final class TranscodeRun {
             }
             stopStages()
             if summary.interrupted && abandon() {
-                // Nothing to finish: the temporary output is removed when this run is released.
+                // Nothing to finish: the outputs are discarded on the way out.
                 summary.abandoned = true
                 return summary
             }
@@ -399,10 +413,12 @@ private final class TranscodeRun {
         } catch {
             throw MediaError.processing(FFmpegError(code: -1, operation: "\(error)"))
         }
-        for sink in sinks { try sink.finish() }
-        try output?.commit()
-        try sequence?.commit()
-        if hlsWriters.count > 1 { try writeMaster() }
+        for sink in sinks { try sink.commit() }
+        if let master {
+            master.renditions = masterRenditions()
+            try master.commit()
+        }
+        complete = true
         lintOwnOutput()
         let result = finalSummary(progress)
         if let stalled { throw MediaError.inputStalled(config.input, seconds: stalled) }

@@ -111,8 +111,6 @@ final class VideoBranch: @unchecked Sendable {
         jobs.close()
         worker?.join()
         worker = nil
-        // No-op after a finished run; after an error, no half-written segment outlives the process.
-        sink.discardUnfinished()
     }
 
     // MARK: The encode thread: encoder and sink, one frame after another in order.

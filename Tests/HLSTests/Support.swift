@@ -79,8 +79,9 @@ enum SyntheticStream {
 
     /// Writes `seconds` of video (and audio unless `audio` is false) into `writer`, calling `observe`
     /// after every packet. Keyframes are forced every `writer.options.segmentDuration` seconds.
+    /// Without `commit`, the writer is left mid-run: the encoder is not flushed, the last segment open.
     static func write(into writer: HLSWriter, seconds: Double, audio: Bool = true, profile: H264Profile? = nil,
-                      preset: EncoderSpeedPreset = .ultrafast, observe: () -> Void = {}) throws {
+                      preset: EncoderSpeedPreset = .ultrafast, commit: Bool = true, observe: () -> Void = {}) throws {
         FFmpegLog.setLevel(.error)
         let frames = Int(seconds * Double(frameRate))
         let keyEvery = Int((writer.options.segmentDuration * Double(frameRate)).rounded())
@@ -101,7 +102,7 @@ enum SyntheticStream {
             audioIndex = try writer.addStream(copying: d.audio!.index, of: d)
             demuxer = d
         }
-        try writer.writeHeader()
+        try writer.begin()
 
         let converter = try RGBToFrame(size: size, color: color)
         let image = RGBImage(size: size)
@@ -134,10 +135,11 @@ enum SyntheticStream {
             try drain()
             try feedAudio(until: Double(i + 1) / Double(frameRate))
         }
+        guard commit else { return }
         try encoder.sendEndOfStream()
         try drain()
         try feedAudio(until: seconds)
-        try writer.finish()
+        try writer.commit()
     }
 
     /// A moving gradient with a sliding bar, so every frame differs and the encoder spends bits.
