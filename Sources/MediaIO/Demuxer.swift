@@ -328,38 +328,6 @@ extension Decoder {
     }
 }
 
-/// Writes one RGB picture as a PNG file, atomically (temporary name, then rename).
-public func writePNG(_ image: RGBImage, to path: String, overwrite: Bool) throws(MediaError) {
-    if !overwrite, FileManager.default.fileExists(atPath: path) { throw .outputExists(path) }
-    let folder = (path as NSString).deletingLastPathComponent
-    let dir = folder.isEmpty ? "." : folder
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory), isDirectory.boolValue else {
-        throw .outputFolderMissing(dir)
-    }
-    let encoder = try Encoder.png(size: image.size, timeBase: Rational(1, 25))
-    let frame = try Frame(copying: image)
-    frame.presentationTimestamp = 0
-    var bytes = Data()
-    do throws(FFmpegError) {
-        try encoder.send(frame)
-        try encoder.sendEndOfStream()
-        while case let .packet(packet) = try encoder.receive() {
-            bytes.append(packet.pointer.pointee.data, count: packet.size)
-        }
-    } catch {
-        throw .processing(error)
-    }
-    let temporary = (dir as NSString).appendingPathComponent(".\((path as NSString).lastPathComponent).livefilter-\(getpid()).tmp")
-    guard FileManager.default.createFile(atPath: temporary, contents: bytes, attributes: [.posixPermissions: 0o644]) else {
-        throw .outputNotWritable(path, reason: "cannot create a file in '\(dir)'")
-    }
-    if rename(temporary, path) != 0 {
-        unlink(temporary)
-        throw .outputNotWritable(path, reason: String(cString: strerror(errno)))
-    }
-}
-
 extension Demuxer {
     /// The video stream's bitrate measured from its packets, for files whose container states none
     /// (Matroska, MPEG-TS). Reads the packets without decoding; nil for live or unreadable inputs.

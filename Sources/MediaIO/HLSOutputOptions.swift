@@ -65,7 +65,7 @@ public struct HLSOutputOptions: Sendable, Equatable {
             throw .invalidSettings("HLS delete grace must be 0 or more segments (got \(grace))")
         }
         if let pattern = segmentNamePattern {
-            guard SegmentNamePattern(pattern) != nil else {
+            guard NumberedFileName(pattern) != nil else {
                 throw .invalidSettings("HLS segment name '\(pattern)' needs exactly one %d or %0Nd and no '/'")
             }
         }
@@ -75,23 +75,44 @@ public struct HLSOutputOptions: Sendable, Equatable {
     }
 }
 
-/// `name_%05d.ts`: a file name with one decimal counter.
-struct SegmentNamePattern: Equatable {
+/// `name_%05d.ts`, `%04d.png`: a file name with one number in it, `%d` or `%0Nd` (N up to two
+/// digits; the number is zero-padded to N, as FFmpeg's image2 and hls muxers do), and `%%` for a
+/// literal percent sign. No other directive and no '/'; the name never reaches a format function.
+struct NumberedFileName: Equatable {
     var prefix: String
     var width: Int
     var suffix: String
 
-    init?(_ pattern: String) {
-        guard !pattern.contains("/"), let percent = pattern.firstIndex(of: "%") else { return nil }
-        var i = pattern.index(after: percent)
-        var digits = ""
-        while i < pattern.endIndex, pattern[i].isNumber { digits.append(pattern[i]); i = pattern.index(after: i) }
-        guard i < pattern.endIndex, pattern[i] == "d" else { return nil }
-        let rest = pattern[pattern.index(after: i)...]
-        guard !rest.contains("%"), digits.count <= 2 else { return nil }
-        prefix = String(pattern[..<percent])
-        width = Int(digits) ?? 0
-        suffix = String(rest)
+    init?(_ pattern: some StringProtocol) {
+        guard !pattern.contains("/") else { return nil }
+        var prefix = "", suffix = ""
+        var width: Int?
+        var i = pattern.startIndex
+        while i < pattern.endIndex {
+            let c = pattern[i]
+            i = pattern.index(after: i)
+            var literal = c
+            if c == "%" {
+                if i < pattern.endIndex, pattern[i] == "%" {
+                    i = pattern.index(after: i)
+                    literal = "%"
+                } else {
+                    // The counter, once.
+                    guard width == nil else { return nil }
+                    var digits = ""
+                    while i < pattern.endIndex, pattern[i].isASCII, pattern[i].isNumber { digits.append(pattern[i]); i = pattern.index(after: i) }
+                    guard digits.count <= 2, i < pattern.endIndex, pattern[i] == "d" else { return nil }
+                    i = pattern.index(after: i)
+                    width = Int(digits) ?? 0
+                    continue
+                }
+            }
+            if width == nil { prefix.append(literal) } else { suffix.append(literal) }
+        }
+        guard let width else { return nil }
+        self.prefix = prefix
+        self.width = width
+        self.suffix = suffix
     }
 
     func name(_ n: Int) -> String {

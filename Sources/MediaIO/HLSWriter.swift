@@ -22,41 +22,61 @@ public struct HLSSegmentRecord: Sendable, Equatable {
 
 /// Writes one HLS rendition (segments + media playlist) from encoded packets, following RFC 8216.
 ///
-/// Design: ONE libavformat muxer (`mpegts` or `mp4`) for the whole run, writing through a custom
-/// AVIOContext whose bytes are cut into files at segment boundaries. One muxer keeps timestamps,
-/// MPEG-TS continuity counters and PCR continuous across segments (a muxer per segment would reset
-/// the counters and make avoid_negative_ts shift only the first segment). At each cut the writer
-/// flushes the interleaving queue (`av_interleaved_write_frame(nil)`), the muxer (`av_write_frame(nil)`:
-/// pending PES packets for TS, a moof+mdat fragment for fMP4) and the AVIO buffer, so every byte before
-/// the cut lands in the old file. For TS it then sets `mpegts_flags=+resend_headers`, so each segment
-/// begins with PAT/PMT; the muxer prepends the SPS/PPS from (Annex B) extradata to every keyframe, so
-/// each segment decodes on its own. For fMP4 the muxer writes ftyp+moov at the header (`empty_moov`),
-/// which becomes the init segment, and one fragment per segment (`frag_custom`).
+/// Design: ONE `Muxer` (`mpegts`, or `mp4` for fMP4) for the whole run, writing through a custom
+/// AVIOContext into a `SegmentByteSink` whose bytes are cut into files at segment boundaries. One
+/// muxer keeps timestamps, MPEG-TS continuity counters and PCR continuous across segments (a muxer per
+/// segment would reset the counters and make avoid_negative_ts shift only the first segment). At each
+/// cut the writer flushes the muxer (`Muxer.flush`: interleaving queue, pending PES packets for TS or
+/// a moof+mdat fragment for fMP4, the AVIO buffer), so every byte before the cut lands in the old
+/// file. For TS the next segment then begins with PAT/PMT (`Muxer.resendHeaders`); the muxer prepends
+/// the SPS/PPS from (Annex B) extradata to every keyframe, so each segment decodes on its own. For fMP4
+/// the muxer writes ftyp+moov at the header, which becomes the init segment, and one fragment per
+/// segment (`ContainerOptions.hlsFragmented`).
 ///
-/// Segments and playlists are written to `name.tmp` and renamed into place (mode 0644).
-/// Call order is `PacketSink`'s; after `finish()` the playlist ends with EXT-X-ENDLIST.
+/// Every file is an `AtomicFile` (hidden temporary name, renamed into place, mode 0644).
+///
+/// Life cycle (`OutputArtifact`), by playlist type:
+/// - VOD publishes nothing before `commit`: segments and the init segment wait under their
+///   temporary names, and `commit` renames them and then writes the playlist (with EXT-X-ENDLIST).
+///   `discard` removes all of them: a failed VOD run leaves no playlist and no segment of its own,
+///   and an earlier output under the same names (`overwrite`) as it was.
+/// - Event and live publish as they go, by design (players follow the playlist during the run): the
+///   init segment at `begin`, each segment and a new playlist when the segment is complete. `commit`
+///   publishes the last segment and the playlist with EXT-X-ENDLIST. `discard` removes the
+///   half-written segment and leaves what was published listed, publishing the playlist once more
+///   with EXT-X-ENDLIST so players stop waiting for segments that will not come (best effort: on a
+///   full disk the previous playlist stays); a run that published no segment removes its init
+///   segment. With `overwrite`, `begin` removes an earlier playlist of the same name, which would
+///   otherwise list segments this run replaces.
 public final class HLSWriter: PacketSink {
     public let playlistPath: String
+    public var displayPath: String { playlistPath }
     public let options: HLSOutputOptions
+    public let schedule: SegmentSchedule
     /// Measured facts of every segment written, in order (including live segments already deleted).
     public private(set) var segments: [HLSSegmentRecord] = []
     /// Things that make the output less than ideal but not wrong, e.g. a keyframe arriving late.
     public private(set) var warnings: [String] = []
-    /// RFC 6381 codecs of the streams, e.g. `avc1.64001e,mp4a.40.2` (known after `writeHeader`, or
+    /// RFC 6381 codecs of the streams, e.g. `avc1.64001e,mp4a.40.2` (known after `begin`, or
     /// after the first keyframe when the video has no extradata).
     public var codecsString: String { streams.compactMap(\.codec).joined(separator: ",") }
     /// Video size and frame rate, for the master playlist.
     public private(set) var resolution: FrameSize?
     public private(set) var frameRate: Rational?
 
-    private let context: UnsafeMutablePointer<AVFormatContext>
-    private var io: UnsafeMutablePointer<AVIOContext>?
+    private let muxer: Muxer
     private let sink = SegmentByteSink()
     private let folder: String
-    private let namePattern: SegmentNamePattern
+    private let namePattern: NumberedFileName
     private let initSegmentName: String?
     private let overwrite: Bool
     private let clock: @Sendable () -> Date
+    /// Event and live playlists publish segments as they are complete; VOD ones at `commit`.
+    private var publishesDuringRun: Bool { options.playlistType != .vod }
+    /// VOD: the finished segments (and the init segment), waiting under temporary names for `commit`.
+    private let unpublished = AtomicFileBatch()
+    /// Event and live: the init segment, published at `begin`.
+    private var publishedInitSegment: String?
 
     private struct StreamState {
         var sourceTimeBase: AVRational
@@ -74,91 +94,52 @@ public final class HLSWriter: PacketSink {
     private var held: [(packet: Packet, index: Int, timeBase: Rational, time: Double)] = []
     private var headerWritten = false
     private var finished = false
+    private var committed = false
+    private var discarded = false
     private var totalBytes: Int64 = 0
     // The open segment.
     private var segmentOpen = false
     private var segmentStart: Double?
     private var segmentStartsWithKeyframe = false
-    private var nextCut = 0.0
+    /// The schedule's segment the open segment belongs to.
+    private var currentSegment: Int64 = 0
     private var mediaEnd = 0.0
     // Program date time: wall clock at the first segment's start, then media time added.
     private var originWallClock: Date?
     private var originMediaTime = 0.0
     private var deletedThrough = -1
 
+    /// Checks the destination; creates nothing.
     /// - Parameters:
     ///   - playlistPath: the media playlist (`.m3u8`); segments go next to it.
+    ///   - schedule: where segments start, on the output's tick grid: the same value forces the
+    ///     encoder's keyframes, so cuts and keyframes cannot disagree.
     ///   - overwrite: replace an existing playlist and segments of the same names.
     ///   - clock: wall clock for EXT-X-PROGRAM-DATE-TIME (tests pass a fixed one).
-    public init(playlistPath: String, options: HLSOutputOptions, overwrite: Bool,
+    public init(playlistPath: String, options: HLSOutputOptions, schedule: SegmentSchedule, overwrite: Bool,
                 clock: @escaping @Sendable () -> Date = { Date() }) throws(MediaError) {
         try options.validate()
         self.playlistPath = playlistPath
         self.options = options
+        self.schedule = schedule
         self.overwrite = overwrite
         self.clock = clock
         let url = URL(fileURLWithPath: playlistPath)
         folder = url.deletingLastPathComponent().path
         let stem = url.deletingPathExtension().lastPathComponent
         // A '%' in the playlist's name would make the default segment pattern ambiguous (it used to trap here).
-        guard let pattern = SegmentNamePattern(options.segmentNamePattern ?? "\(stem)_%05d.\(options.segmentType.fileExtension)") else {
+        guard let pattern = NumberedFileName(options.segmentNamePattern ?? "\(stem)_%05d.\(options.segmentType.fileExtension)") else {
             throw .unsupportedOutput(playlistPath, reason: "an HLS playlist name must not contain '%'")
         }
         namePattern = pattern
         initSegmentName = options.segmentType == .fmp4 ? (options.initSegmentName ?? "\(stem)_init.mp4") : nil
-
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw .outputFolderMissing(folder)
+        // The playlist, the first segment and the init segment stand for an earlier output.
+        try AtomicFile.checkDestination(playlistPath, overwrite: overwrite)
+        for name in [namePattern.name(0)] + (initSegmentName.map { [$0] } ?? []) {
+            try AtomicFile.checkDestination(folder + "/" + name, overwrite: overwrite)
         }
-        guard access(folder, W_OK) == 0 else { throw .outputNotWritable(playlistPath, reason: "the folder is not writable") }
-        if !overwrite {
-            for name in [url.lastPathComponent, namePattern.name(0)] + (initSegmentName.map { [$0] } ?? [])
-            where FileManager.default.fileExists(atPath: folder + "/" + name) {
-                throw .outputExists(folder + "/" + name)
-            }
-        }
-
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let muxer = options.segmentType == .ts ? "mpegts" : "mp4"
-        let code = avformat_alloc_output_context2(&ctx, nil, muxer, nil)
-        guard code >= 0, let ctx else { throw .unsupportedOutput(playlistPath, reason: ffmpegErrorText(code)) }
-        context = ctx
-
-        // Custom output: libavformat calls back with bytes; the opaque pointer is the unretained sink,
-        // which lives as long as this writer (and so as long as the AVIOContext).
-        let bufferSize: Int32 = 64 * 1024
-        guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self),
-              let pb = avio_alloc_context(buffer, bufferSize, 1, Unmanaged.passUnretained(sink).toOpaque(), nil,
-                                          { opaque, buf, size -> Int32 in
-                                              guard let opaque, let buf, size >= 0 else { return lf_averror(EINVAL) }
-                                              let sink = Unmanaged<SegmentByteSink>.fromOpaque(opaque).takeUnretainedValue()
-                                              return sink.receive(buf, count: Int(size))
-                                          }, nil) else {
-            avformat_free_context(ctx)
-            throw .outputNotWritable(playlistPath, reason: "out of memory")
-        }
-        pb.pointee.seekable = 0
-        io = pb
-        ctx.pointee.pb = pb
-        ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-    }
-
-    public func discardUnfinished() {
-        sink.end()?.discard()
-    }
-
-    deinit {
-        // An unfinished run leaves published segments but no half-written file.
-        sink.end()?.discard()
-        if let pb = io {
-            av_freep(&pb.pointee.buffer)
-            var p: UnsafeMutablePointer<AVIOContext>? = pb
-            avio_context_free(&p)
-            io = nil
-        }
-        context.pointee.pb = nil
-        avformat_free_context(context)
+        muxer = try Muxer(streamingTo: sink, container: options.segmentType == .ts ? .ts : .mp4,
+                          options: options.segmentType == .fmp4 ? .hlsFragmented : ContainerOptions(), displayPath: playlistPath)
     }
 
     // MARK: - PacketSink
@@ -170,81 +151,57 @@ public final class HLSWriter: PacketSink {
     public var bytesWritten: Int64 { totalBytes + Int64(sink.file?.byteCount ?? 0) }
 
     public func addStream(from encoder: Encoder) throws(MediaError) -> Int {
-        guard let stream = avformat_new_stream(context, nil) else { throw .invalidSettings("avformat_new_stream failed") }
-        let code = avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context)
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "avcodec_parameters_from_context")) }
-        let enc = encoder.context.pointee
-        stream.pointee.time_base = enc.time_base
-        let isVideo = enc.codec_type == AVMEDIA_TYPE_VIDEO
-        var frameDuration: Int64 = 0
-        if isVideo {
-            stream.pointee.avg_frame_rate = enc.framerate
-            if enc.framerate.num > 0, enc.framerate.den > 0 {
-                frameDuration = max(1, av_rescale_q(1, AVRational(num: enc.framerate.den, den: enc.framerate.num), enc.time_base))
-                frameRate = Rational(enc.framerate)
-            }
-            resolution = FrameSize(width: Int(enc.width), height: Int(enc.height))
-        }
-        streams.append(StreamState(sourceTimeBase: enc.time_base, isVideo: isVideo, frameDuration: frameDuration, codec: nil))
-        return Int(stream.pointee.index)
+        noteStream(try muxer.addStream(from: encoder))
     }
 
     public func addStream(copying index: Int, of demuxer: Demuxer) throws(MediaError) -> Int {
-        let source = demuxer.stream(index)
-        guard let stream = avformat_new_stream(context, nil) else { throw .invalidSettings("avformat_new_stream failed") }
-        let code = avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar)
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "avcodec_parameters_copy")) }
-        stream.pointee.codecpar.pointee.codec_tag = 0
-        stream.pointee.time_base = source.pointee.time_base
-        let par = source.pointee.codecpar.pointee
-        let isVideo = par.codec_type == AVMEDIA_TYPE_VIDEO
-        var frameDuration: Int64 = 0
-        if isVideo {
-            let rate = source.pointee.avg_frame_rate
-            stream.pointee.avg_frame_rate = rate
-            if rate.num > 0, rate.den > 0 {
-                frameDuration = max(1, av_rescale_q(1, AVRational(num: rate.den, den: rate.num), source.pointee.time_base))
-                frameRate = Rational(rate)
-            }
-            resolution = FrameSize(width: Int(par.width), height: Int(par.height))
-        }
-        streams.append(StreamState(sourceTimeBase: source.pointee.time_base, isVideo: isVideo, frameDuration: frameDuration, codec: nil))
-        return Int(stream.pointee.index)
+        noteStream(try muxer.addStream(copying: index, of: demuxer))
     }
 
-    public func writeHeader() throws(MediaError) {
-        guard !headerWritten else { return }
+    /// What cutting and the master playlist need to know of a stream the muxer added.
+    private func noteStream(_ index: Int) -> Int {
+        let facts = muxer.streamFacts[index]
+        var frameDuration: Int64 = 0
+        if facts.isVideo {
+            let rate = facts.frameRate
+            if rate.num > 0, rate.den > 0 {
+                frameDuration = max(1, av_rescale_q(1, AVRational(num: rate.den, den: rate.num), facts.sourceTimeBase))
+                frameRate = Rational(rate)
+            }
+            resolution = facts.size
+        }
+        streams.append(StreamState(sourceTimeBase: facts.sourceTimeBase, isVideo: facts.isVideo, frameDuration: frameDuration, codec: nil))
+        return index
+    }
+
+    /// Writes the header; the fMP4 init segment is published now (event, live) or at `commit` (VOD).
+    public func begin() throws(MediaError) {
+        guard !headerWritten, !discarded else { return }
         guard !streams.isEmpty else { throw .invalidSettings("an HLS output needs at least one stream") }
         for i in streams.indices { streams[i].codec = codecString(ofStream: i, keyframe: nil) }
-        if overwrite { unlink(playlistPath) }
-
-        var dict: OpaquePointer? = nil
-        defer { av_dict_free(&dict) }
-        if options.segmentType == .fmp4 {
-            // empty_moov: ftyp+moov at the header = the init segment. frag_custom: a fragment only when we
-            // flush, i.e. one moof+mdat per segment. default_base_moof: offsets relative to each moof, so a
-            // segment stands alone. skip_trailer: no mfra index at the end of the last segment.
-            av_dict_set(&dict, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_trailer", 0)
-        }
-        let code = avformat_write_header(context, &dict)
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "writing the HLS \(options.segmentType.rawValue) header")) }
+        if overwrite, publishesDuringRun { unlink(playlistPath) }
+        try muxer.begin()
         headerWritten = true
-        if let left = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
-            throw .invalidSettings("muxer option '\(String(cString: left.pointee.key))' is not known to this FFmpeg")
-        }
-        avio_flush(io)
-        try checkSink()
         if let initSegmentName {
             let bytes = sink.takePending()
             guard !bytes.isEmpty else { throw .processing(FFmpegError(code: lf_averror(EIO), operation: "writing the fMP4 init segment")) }
-            try AtomicFile.write(bytes, to: folder + "/" + initSegmentName)
+            let path = folder + "/" + initSegmentName
+            let file = AtomicFile(unchecked: path, displayPath: playlistPath)
+            try file.begin()
+            try file.write(bytes)
+            if publishesDuringRun {
+                try file.commit()
+                publishedInitSegment = path
+            } else {
+                try unpublished.add(file)
+            }
         }
         // The first playlist appears with the first segment: an empty one would be version 1 and then
         // jump to 3, and players treat a missing playlist and an empty live one alike (retry).
     }
 
     public func write(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
-        guard headerWritten, !finished else { throw .invalidSettings("HLSWriter.write called outside writeHeader…finish") }
+        guard headerWritten, !finished, !discarded else { throw .invalidSettings("HLSWriter.write called outside begin…commit") }
         if let cut = cutStream, index != cut, streams[cut].isVideo {
             let ts = packet.presentationTimestamp ?? packet.decodeTimestamp ?? 0
             held.append((packet.clone(), index, timeBase, Double(ts) * timeBase.doubleValue))
@@ -281,35 +238,46 @@ public final class HLSWriter: PacketSink {
             if streams[index].codec == nil, packet.isKeyframe {
                 streams[index].codec = codecString(ofStream: index, keyframe: packet)
             }
-            try cutIfNeeded(at: time, keyframe: packet.isKeyframe)
+            let tick = rescale(pts, from: timeBase.av, to: schedule.grid.timeBase.av)
+            try cutIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
             mediaEnd = max(mediaEnd, end)
         }
         if !segmentOpen { try openSegment() }
-
-        p.pointee.stream_index = Int32(index)
-        av_packet_rescale_ts(p, timeBase.av, context.pointee.streams[index]!.pointee.time_base)
-        p.pointee.pos = -1
-        let code = av_interleaved_write_frame(context, p)
-        try checkSink()
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "writing \(playlistPath)")) }
+        try muxer.write(packet, toStream: index, timeBase: timeBase)
     }
 
-    /// Flushes the last segment and writes the final playlist with EXT-X-ENDLIST (every playlist type:
-    /// the end of input and Ctrl-C both end the presentation).
-    public func finish() throws(MediaError) {
-        guard headerWritten, !finished else { return }
+    /// Flushes the last segment, publishes the segments not yet published (VOD) and writes the
+    /// final playlist with EXT-X-ENDLIST (every playlist type: the end of input and Ctrl-C both end
+    /// the presentation).
+    public func commit() throws(MediaError) {
+        guard headerWritten, !finished, !discarded else { return }
         try releaseHeld(before: .infinity)
         finished = true
-        let code = av_write_trailer(context)
-        avio_flush(io)
-        try checkSink()
-        if code < 0 { throw .processing(FFmpegError(code: code, operation: "finishing \(playlistPath)")) }
+        try muxer.commit()
         if segmentOpen, let start = segmentStart {
             try closeSegment(duration: mediaEnd - start)
         } else {
             sink.end()?.discard()
         }
+        try unpublished.commit()
         try publishPlaylist(ended: true)
+        committed = true
+    }
+
+    /// Removes what this run has not finished; see the type's documentation for what that means for
+    /// each playlist type. Idempotent; a no-op after `commit`.
+    public func discard() {
+        guard !committed, !discarded else { return }
+        discarded = true
+        held.removeAll()
+        sink.end()?.discard()
+        unpublished.discard()
+        guard publishesDuringRun else { return }
+        if segments.isEmpty {
+            if let publishedInitSegment { unlink(publishedInitSegment) }
+        } else {
+            try? publishPlaylist(ended: true)
+        }
     }
 
     // MARK: - Measurements
@@ -340,41 +308,39 @@ public final class HLSWriter: PacketSink {
 
     // MARK: - Segments
 
-    private func cutIfNeeded(at time: Double, keyframe: Bool) throws(MediaError) {
-        let tolerance = 1e-6
+    /// Cuts before a keyframe whose tick the schedule puts in a later segment than the open one.
+    private func cutIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
         guard let start = segmentStart else {
             // First packet of the cutting stream: the timeline starts here.
             segmentStart = time
             segmentStartsWithKeyframe = keyframe
-            nextCut = ((time + tolerance) / options.segmentDuration).rounded(.down) * options.segmentDuration + options.segmentDuration
+            currentSegment = schedule.segment(ofTick: tick)
             originWallClock = clock()
             originMediaTime = time
             return
         }
-        guard keyframe, time >= nextCut - tolerance, time > start else { return }
-        if time > nextCut + options.segmentDuration / 2 {
-            warnings.append("no keyframe at \(HLSNumber.decimal(nextCut, places: 3)) s: segment \(segments.count) was cut at "
+        let segment = schedule.segment(ofTick: tick)
+        guard keyframe, segment > currentSegment, time > start else { return }
+        let due = schedule.grid.seconds(ofTick: schedule.firstTick(ofSegment: currentSegment + 1))
+        if time > due + options.segmentDuration / 2 {
+            warnings.append("no keyframe at \(HLSNumber.decimal(due, places: 3)) s: segment \(segments.count) was cut at "
                             + "\(HLSNumber.decimal(time, places: 3)) s; force keyframes every \(options.segmentDuration) s")
         }
         // Everything queued before this keyframe belongs to the segment that ends here.
-        _ = av_interleaved_write_frame(context, nil)
-        _ = av_write_frame(context, nil)
-        avio_flush(io)
-        try checkSink()
+        try muxer.flush()
         try closeSegment(duration: time - start)
         segmentStart = time
         segmentStartsWithKeyframe = true
-        nextCut = ((time + tolerance) / options.segmentDuration).rounded(.down) * options.segmentDuration + options.segmentDuration
-        if options.segmentType == .ts {
-            // One-shot flag: PAT and PMT go out again before the next packet, at the top of the new file.
-            av_opt_set(context.pointee.priv_data, "mpegts_flags", "+resend_headers", 0)
-        }
+        currentSegment = segment
+        // TS: PAT and PMT go out again before the next packet, at the top of the new file.
+        muxer.resendHeaders()
         try openSegment()
     }
 
     private func openSegment() throws(MediaError) {
-        let name = namePattern.name(segments.count)
-        try sink.begin(OpenFile(creating: AtomicFile.temporaryPath(for: folder + "/" + name)))
+        let file = AtomicFile(unchecked: folder + "/" + namePattern.name(segments.count), displayPath: playlistPath)
+        try file.begin()
+        try sink.begin(file)
         segmentOpen = true
     }
 
@@ -384,7 +350,11 @@ public final class HLSWriter: PacketSink {
         let sequence = segments.count
         let name = namePattern.name(sequence)
         let bytes = file.byteCount
-        try file.commit(as: folder + "/" + name)
+        if publishesDuringRun {
+            try file.commit()
+        } else {
+            try unpublished.add(file)
+        }
         totalBytes += Int64(bytes)
         let start = segmentStart ?? 0
         let date = options.playlistType == .vod ? nil : originWallClock.map { $0.addingTimeInterval(start - originMediaTime) }
@@ -419,18 +389,13 @@ public final class HLSWriter: PacketSink {
             map: initSegmentName.map { MediaInitializationSection(uri: $0) },
             segments: listed.map { MediaSegment(duration: $0.duration, uri: $0.uri, programDateTime: $0.programDateTime) },
             endList: ended)
-        try AtomicFile.write(playlist.render(durationDecimals: 3), to: playlistPath)
-    }
-
-    private func checkSink() throws(MediaError) {
-        if AtomicFile.isDiskFull(sink.failure) { throw .diskFull(playlistPath) }
-        if let reason = sink.failureText { throw .outputNotWritable(sink.file?.temporaryPath ?? playlistPath, reason: reason) }
+        try AtomicFile.write(Array(playlist.render(durationDecimals: 3).utf8), to: playlistPath, displayPath: playlistPath)
     }
 
     // MARK: - Codec strings
 
     private func codecString(ofStream index: Int, keyframe: Packet?) -> String? {
-        let par = context.pointee.streams[index]!.pointee.codecpar.pointee
+        let par = muxer.codecParameters(ofStream: index)
         let extradata: [UInt8] = par.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(par.extradata_size))) } ?? []
         switch par.codec_id {
         case AV_CODEC_ID_H264:

@@ -25,12 +25,28 @@ public struct HLSRendition: Sendable, Equatable {
     }
 }
 
-/// Writes a master playlist (atomically, mode 0644) listing renditions in the given order.
-public struct MasterPlaylistWriter: Sendable {
+/// Writes a master playlist listing renditions in the given order; each version is an `AtomicFile`.
+///
+/// Life cycle (`OutputArtifact`): `init` checks the destination; `publish` writes the master during
+/// the run when its renditions publish as they go (event and live: players may start before the
+/// end), and does nothing for VOD; `commit` writes the final master. `discard` leaves a published
+/// master in place (its renditions stay listed and end with EXT-X-ENDLIST, see `HLSWriter`); a VOD
+/// master is never visible before `commit`.
+public final class MasterPlaylistWriter: OutputArtifact {
     public let path: String
+    public var displayPath: String { path }
+    /// Whether `publish` writes the master before `commit`.
+    public let publishesDuringRun: Bool
+    /// The renditions to list, set before `publish` and `commit` (measured bit rates come in as the
+    /// renditions are written).
+    public var renditions: [HLSRendition] = []
+    private var committed = false
 
-    public init(path: String) {
+    /// Checks the destination; creates nothing.
+    public init(path: String, overwrite: Bool, publishesDuringRun: Bool) throws(MediaError) {
+        try AtomicFile.checkDestination(path, overwrite: overwrite)
         self.path = path
+        self.publishesDuringRun = publishesDuringRun
     }
 
     /// The playlist text: EXT-X-VERSION 1 (no attribute we use needs more), EXT-X-INDEPENDENT-SEGMENTS
@@ -43,8 +59,26 @@ public struct MasterPlaylistWriter: Sendable {
         }).render()
     }
 
-    public func write(_ renditions: [HLSRendition]) throws(MediaError) {
+    /// Nothing to create: the master is one small file, written whole.
+    public func begin() throws(MediaError) {}
+
+    /// Event and live: writes the master now. VOD: nothing until `commit`.
+    public func publish() throws(MediaError) {
+        guard publishesDuringRun, !committed else { return }
+        try write()
+    }
+
+    public func commit() throws(MediaError) {
+        guard !committed else { return }
+        try write()
+        committed = true
+    }
+
+    /// Nothing unfinished is ever on disk: every version is written whole.
+    public func discard() {}
+
+    private func write() throws(MediaError) {
         guard !renditions.isEmpty else { throw .invalidSettings("a master playlist needs at least one rendition") }
-        try AtomicFile.write(Self.render(renditions), to: path)
+        try AtomicFile.write(Array(Self.render(renditions).utf8), to: path, displayPath: path)
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Filters
 import Foundation
 
 /// Output containers livefilter writes, chosen by the output path.
@@ -23,14 +24,14 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         }
     }
 
-    var muxerName: String {
+    /// The libavformat muxer writing this container; nil for outputs of several files.
+    var muxerName: String? {
         switch self {
         case .mp4: "mp4"
         case .mov: "mov"
         case .mkv: "matroska"
         case .ts: "mpegts"
-        case .pngSequence: "image2"
-        case .hls: "hls"
+        case .pngSequence, .hls: nil
         }
     }
 
@@ -38,34 +39,98 @@ public enum OutputContainer: String, Sendable, CaseIterable {
 }
 
 /// Writes encoded streams into one container. Owns its `AVFormatContext`.
+///
+/// The destination is a file (`init(path:container:options:overwrite:)`): FFmpeg writes into a hidden
+/// temporary name beside `path` (an `AtomicFile`), which `commit` renames onto `path`; or a byte sink
+/// (`init(streamingTo:…)`), whose bytes the HLS writer cuts into segments.
 public final class Muxer: PacketSink {
     let context: UnsafeMutablePointer<AVFormatContext>
+    /// The output's name (the file appears there at `commit`).
     public let path: String
-    /// The name errors mention (the final path when `path` is a temporary one).
-    public var displayPath: String
+    public var displayPath: String { path }
     public let container: OutputContainer
+    public let options: ContainerOptions
+
+    private enum Destination {
+        case file(AtomicFile)
+        /// A custom AVIOContext whose write callback feeds the sink.
+        case bytes(SegmentByteSink, UnsafeMutablePointer<AVIOContext>)
+    }
+    private let destination: Destination
     private var headerWritten = false
     private var trailerWritten = false
-    private var sourceTimeBases: [AVRational] = []
-    /// Muxer options applied by `writeHeader()`, such as movflags.
-    public var headerOptions: [(String, String)] = []
 
-    public init(path: String, container: OutputContainer) throws(MediaError) {
-        self.path = path
-        self.displayPath = path
-        self.container = container
+    /// Facts of an added stream that writers of several files need (HLS: cutting, the master playlist).
+    struct StreamFacts {
+        var sourceTimeBase: AVRational
+        var isVideo: Bool
+        /// Positive for a video stream with a known rate.
+        var frameRate: AVRational
+        var size: FrameSize?
+    }
+    private(set) var streamFacts: [StreamFacts] = []
+
+    /// A container file at `path`. Checks the destination (folder, existing file, `overwrite`) and
+    /// the options; creates nothing until `begin`.
+    public init(path: String, container: OutputContainer, options: ContainerOptions = ContainerOptions(),
+                overwrite: Bool) throws(MediaError) {
+        guard let name = container.muxerName else { throw .unsupportedOutput(path, reason: "not a single-file container") }
+        try options.validate(for: container, path: path)
+        let file = try AtomicFile(path: path, overwrite: overwrite)
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
-        let code = avformat_alloc_output_context2(&ctx, nil, container.muxerName, path)
-        guard code >= 0, let ctx else {
-            throw .unsupportedOutput(path, reason: ffmpegErrorText(code))
-        }
+        // The muxer's URL is the temporary file: faststart reads it back by name at the end.
+        let code = avformat_alloc_output_context2(&ctx, nil, name, file.temporaryPath)
+        guard code >= 0, let ctx else { throw .unsupportedOutput(path, reason: ffmpegErrorText(code)) }
         context = ctx
+        self.path = path
+        self.container = container
+        self.options = options
+        destination = .file(file)
+    }
+
+    /// A muxer whose bytes go to `sink` through a custom AVIOContext (not seekable). `displayPath`
+    /// names the output in errors (an HLS playlist).
+    init(streamingTo sink: SegmentByteSink, container: OutputContainer, options: ContainerOptions,
+         displayPath: String) throws(MediaError) {
+        guard let name = container.muxerName else { throw .unsupportedOutput(displayPath, reason: "not a single-file container") }
+        try options.validate(for: container, path: displayPath)
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        let code = avformat_alloc_output_context2(&ctx, nil, name, nil)
+        guard code >= 0, let ctx else { throw .unsupportedOutput(displayPath, reason: ffmpegErrorText(code)) }
+        // libavformat calls back with bytes; the opaque pointer is the unretained sink, which this
+        // muxer keeps alive as long as the AVIOContext.
+        let bufferSize: Int32 = 64 * 1024
+        guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self),
+              let pb = avio_alloc_context(buffer, bufferSize, 1, Unmanaged.passUnretained(sink).toOpaque(), nil,
+                                          { opaque, buf, size -> Int32 in
+                                              guard let opaque, let buf, size >= 0 else { return lf_averror(EINVAL) }
+                                              let sink = Unmanaged<SegmentByteSink>.fromOpaque(opaque).takeUnretainedValue()
+                                              return sink.receive(buf, count: Int(size))
+                                          }, nil) else {
+            avformat_free_context(ctx)
+            throw .outputNotWritable(displayPath, reason: "out of memory")
+        }
+        pb.pointee.seekable = 0
+        ctx.pointee.pb = pb
+        ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        context = ctx
+        path = displayPath
+        self.container = container
+        self.options = options
+        destination = .bytes(sink, pb)
     }
 
     deinit {
-        // An unfinished muxer is an abandoned output: no trailer (faststart would re-open the file).
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
-            avio_closep(&context.pointee.pb)
+        switch destination {
+        case .file:
+            // An unfinished muxer is an abandoned output: no trailer (faststart would re-open the file).
+            // The AtomicFile removes its temporary file when released.
+            if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        case let .bytes(_, pb):
+            av_freep(&pb.pointee.buffer)
+            var p: UnsafeMutablePointer<AVIOContext>? = pb
+            avio_context_free(&p)
+            context.pointee.pb = nil
         }
         avformat_free_context(context)
     }
@@ -80,11 +145,14 @@ public final class Muxer: PacketSink {
         guard let stream = avformat_new_stream(context, nil) else { throw .invalidSettings("avformat_new_stream failed") }
         let code = avcodec_parameters_from_context(stream.pointee.codecpar, encoder.context)
         if code < 0 { throw .processing(FFmpegError(code: code, operation: "avcodec_parameters_from_context")) }
-        stream.pointee.time_base = encoder.context.pointee.time_base
-        if encoder.context.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
-            stream.pointee.avg_frame_rate = encoder.context.pointee.framerate
+        let enc = encoder.context.pointee
+        stream.pointee.time_base = enc.time_base
+        let isVideo = enc.codec_type == AVMEDIA_TYPE_VIDEO
+        if isVideo {
+            stream.pointee.avg_frame_rate = enc.framerate
         }
-        sourceTimeBases.append(encoder.context.pointee.time_base)
+        streamFacts.append(StreamFacts(sourceTimeBase: enc.time_base, isVideo: isVideo, frameRate: isVideo ? enc.framerate : AVRational(),
+                                       size: isVideo ? FrameSize(width: Int(enc.width), height: Int(enc.height)) : nil))
         return Int(stream.pointee.index)
     }
 
@@ -97,7 +165,14 @@ public final class Muxer: PacketSink {
         // The source container's tag may mean nothing in this one.
         stream.pointee.codecpar.pointee.codec_tag = 0
         stream.pointee.time_base = source.pointee.time_base
-        sourceTimeBases.append(source.pointee.time_base)
+        let par = source.pointee.codecpar.pointee
+        let isVideo = par.codec_type == AVMEDIA_TYPE_VIDEO
+        if isVideo {
+            stream.pointee.avg_frame_rate = source.pointee.avg_frame_rate
+        }
+        streamFacts.append(StreamFacts(sourceTimeBase: source.pointee.time_base, isVideo: isVideo,
+                                       frameRate: isVideo ? source.pointee.avg_frame_rate : AVRational(),
+                                       size: isVideo ? FrameSize(width: Int(par.width), height: Int(par.height)) : nil))
         return Int(stream.pointee.index)
     }
 
@@ -110,31 +185,39 @@ public final class Muxer: PacketSink {
         }
     }
 
-    public func writeHeader() throws(MediaError) {
-        try writeHeader(options: headerOptions)
-    }
-
-    /// Opens the file and writes the header. `options` are muxer options such as movflags.
-    public func writeHeader(options: [(String, String)]) throws(MediaError) {
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
-            let code = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+    /// Creates the temporary file (for a file destination) and writes the header with `options`.
+    public func begin() throws(MediaError) {
+        guard !headerWritten else { return }
+        if case let .file(file) = destination {
+            try file.begin()
+            // FFmpeg writes the temporary file by name; the AtomicFile only renames or removes it.
+            try file.close()
+            let code = avio_open(&context.pointee.pb, file.temporaryPath, AVIO_FLAG_WRITE)
             if code < 0 { throw .outputNotWritable(displayPath, reason: ffmpegErrorText(code)) }
         }
-        var dict: OpaquePointer? = nil
+        var dict = options.dictionary()
         defer { av_dict_free(&dict) }
-        for (key, value) in options { av_dict_set(&dict, key, value, 0) }
         let code = avformat_write_header(context, &dict)
         if code < 0 { throw failure(code, "writing the \(container.rawValue) header of \(displayPath)") }
         headerWritten = true
         // Options the muxer did not consume are typos or wrong for this container: say so.
         if let left = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
-            throw .invalidSettings("muxer option '\(String(cString: left.pointee.key))' is not known to \(container.muxerName)")
+            throw .invalidSettings("muxer option '\(String(cString: left.pointee.key))' is not known to \(container.muxerName ?? container.rawValue)")
+        }
+        if case let .bytes(sink, pb) = destination {
+            avio_flush(pb)
+            if let error = sink.error(naming: displayPath) { throw error }
         }
     }
 
-    /// The time base the muxer chose for a stream (valid after `writeHeader`).
+    /// The time base the muxer chose for a stream (valid after `begin`).
     public func timeBase(ofStream index: Int) -> Rational {
         Rational(context.pointee.streams[index]!.pointee.time_base)
+    }
+
+    /// The codec parameters of stream `index` (for codec strings).
+    func codecParameters(ofStream index: Int) -> AVCodecParameters {
+        context.pointee.streams[index]!.pointee.codecpar.pointee
     }
 
     /// Writes `packet` (timestamps in `timeBase`) to stream `index`, interleaved.
@@ -144,31 +227,63 @@ public final class Muxer: PacketSink {
         av_packet_rescale_ts(p, timeBase.av, context.pointee.streams[index]!.pointee.time_base)
         p.pointee.pos = -1
         let code = av_interleaved_write_frame(context, p)
+        if case let .bytes(sink, _) = destination, let error = sink.error(naming: displayPath) { throw error }
         if code < 0 { throw failure(code, "writing \(displayPath)") }
     }
 
-    /// Flushes interleaving queues and writes the trailer (index, moov).
-    public func finish() throws(MediaError) {
+    /// Pushes everything written so far to the destination: the interleaving queue, the muxer's own
+    /// buffers (pending PES packets for TS, a moof+mdat fragment for fragmented MP4) and the AVIO
+    /// buffer. A byte sink has every byte written before this call when it returns.
+    func flush() throws(MediaError) {
+        _ = av_interleaved_write_frame(context, nil)
+        _ = av_write_frame(context, nil)
+        avio_flush(context.pointee.pb)
+        if case let .bytes(sink, _) = destination, let error = sink.error(naming: displayPath) { throw error }
+    }
+
+    /// MPEG-TS: the next packet is preceded by PAT and PMT (the start of a segment).
+    func resendHeaders() {
+        if container == .ts { ContainerOptions.resendTransportStreamHeaders(context) }
+    }
+
+    /// Flushes interleaving queues and writes the trailer (index, moov); a file is closed and renamed
+    /// onto `path`. A byte sink has received every byte when this returns.
+    public func commit() throws(MediaError) {
         guard headerWritten, !trailerWritten else { return }
         trailerWritten = true
         let code = av_write_trailer(context)
-        if code < 0 { throw failure(code, "finishing \(displayPath)") }
-        if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
-            // avio buffers: a full disk may only show up when the last bytes are flushed.
-            avio_flush(context.pointee.pb)
-            let ioError = context.pointee.pb.pointee.error
-            let closeCode = avio_closep(&context.pointee.pb)
-            if ioError < 0 { throw failure(ioError, "writing \(displayPath)") }
-            if closeCode < 0 { throw failure(closeCode, "closing \(displayPath)") }
+        switch destination {
+        case let .file(file):
+            if code < 0 { throw failure(code, "finishing \(displayPath)") }
+            if context.pointee.pb != nil {
+                // avio buffers: a full disk may only show up when the last bytes are flushed.
+                avio_flush(context.pointee.pb)
+                let ioError = context.pointee.pb.pointee.error
+                let closeCode = avio_closep(&context.pointee.pb)
+                if ioError < 0 { throw failure(ioError, "writing \(displayPath)") }
+                if closeCode < 0 { throw failure(closeCode, "closing \(displayPath)") }
+            }
+            try file.commit()
+        case let .bytes(sink, pb):
+            avio_flush(pb)
+            if let error = sink.error(naming: displayPath) { throw error }
+            if code < 0 { throw .processing(FFmpegError(code: code, operation: "finishing \(displayPath)")) }
         }
     }
 
-    /// A write failure, told apart when the disk is full or the file hit its size limit.
+    /// Abandons the output: no trailer; a file destination's temporary file is removed. A byte
+    /// sink's current file is its writer's to discard.
+    public func discard() {
+        guard case let .file(file) = destination else { return }
+        if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        file.discard()
+    }
+
+    /// A write failure, told apart when the disk is full, the file hit its size limit or the
+    /// folder was removed.
     private func failure(_ code: Int32, _ operation: String) -> MediaError {
-        if code == lf_averror(ENOSPC) || code == lf_averror(EFBIG) || code == lf_averror(EDQUOT) { return .diskFull(displayPath) }
-        // Writing creates nothing but our own files: a missing one means the folder was removed mid-run
-        // (image2 reports a file it cannot open as EIO).
-        if code == lf_averror(ENOENT) || (container == .pngSequence && code == lf_averror(EIO)) { return .outputNotWritable(displayPath, reason: "the output folder was removed during the run") }
+        // AVERROR(e) is -e on the platforms FFmpeg supports (FFmpeg's own codes are far below -4096).
+        if code < 0, code > -4096, let error = AtomicFile.ioFailure(errno: -code, path: displayPath) { return error }
         return .processing(FFmpegError(code: code, operation: operation))
     }
 

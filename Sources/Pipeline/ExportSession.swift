@@ -18,7 +18,8 @@ public final class ExportSession: Sendable {
     public enum CancellationBehavior: Sendable {
         /// Finish a playable file with what was done, then throw `CancellationError`.
         case finishPartialOutput
-        /// Leave nothing behind, then throw `CancellationError`.
+        /// Leave nothing unfinished behind (`OutputArtifact.discard`), then throw `CancellationError`.
+        /// An event or live HLS output keeps the segments it published, its playlist ended.
         case removeOutput
     }
 

@@ -3,79 +3,81 @@ import HLS
 import MediaIO
 
 /// Every artifact one run writes, made from the plan: a container file, a PNG sequence, or HLS
-/// media playlists (one per rendition) and a master. One life cycle for all of them: `begin`
-/// (headers), writes through each output's mux stage, then `commit` (publish) or `discard`
-/// (remove everything unfinished) — the one path every failed, cancelled or signalled run takes.
+/// media playlists (one per rendition) and a master. One life cycle for all of them
+/// (`OutputArtifact`): `begin` (headers), writes through each output's mux stage, then `commit`
+/// (publish) or `discard` (remove everything unfinished) — the one path every failed, cancelled or
+/// signalled-and-abandoned run takes.
 final class RunOutputs: @unchecked Sendable {
     /// One mux stage per encoded rendition, in the plan's order.
     let media: [MuxStage]
     private let plan: JobPlan
-    private let file: AtomicOutput?
-    private let sequence: AtomicImageSequence?
-    private let muxer: Muxer?
     private let hls: [(writer: HLSWriter, uri: String)]
-    private let masterPath: String?
+    private let master: MasterPlaylistWriter?
 
+    /// Checks every destination; creates nothing.
     init(plan: JobPlan, timing: TimingRecorder) throws(MediaError) {
         self.plan = plan
+        let overwrite = plan.configuration.overwrite
         // Each output is fed by its rendition's encoder, and by the audio stage when there is audio.
         let producers = 1 + (plan.audio == .none ? 0 : 1)
         switch plan.output {
-        case let .hls(options, _, masterPath):
+        case let .hls(options, schedule, masterPath):
             var writers: [(HLSWriter, String)] = []
             for rendition in plan.renditions {
                 let path = rendition.playlistPath ?? plan.configuration.output
-                let writer = try HLSWriter(playlistPath: path, options: options, overwrite: plan.configuration.overwrite)
+                let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite)
                 writers.append((writer, (path as NSString).lastPathComponent))
             }
             hls = writers
-            self.masterPath = masterPath
+            master = try masterPath.map { path throws(MediaError) in
+                try MasterPlaylistWriter(path: path, overwrite: overwrite, publishesDuringRun: options.playlistType != .vod)
+            }
             media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
-            file = nil; sequence = nil; muxer = nil
         case let .imageSequence(pattern):
-            let sequence = try AtomicImageSequence(pattern: pattern, overwrite: plan.configuration.overwrite)
-            try sequence.create()
-            let muxer = try Muxer(path: sequence.temporaryPattern, container: .pngSequence)
-            muxer.displayPath = pattern
-            self.sequence = sequence
-            self.muxer = muxer
-            media = [MuxStage(sink: muxer, producers: 1, timing: timing)]
-            file = nil; hls = []; masterPath = nil
+            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite)
+            media = [MuxStage(sink: sink, producers: 1, timing: timing)]
+            hls = []; master = nil
         case let .file(path, container):
-            let output = try AtomicOutput(path: path, overwrite: plan.configuration.overwrite, temporaryExtension: container.rawValue)
-            let muxer = try Muxer(path: output.temporaryPath, container: container)
-            muxer.displayPath = path
-            if container == .mp4 || container == .mov { muxer.headerOptions = [("movflags", "+faststart")] }
-            file = output
-            self.muxer = muxer
-            media = [MuxStage(sink: muxer, producers: producers, timing: timing)]
-            sequence = nil; hls = []; masterPath = nil
+            let sink = try Muxer(path: path, container: container,
+                                 options: ContainerOptions(faststart: container == .mp4 || container == .mov), overwrite: overwrite)
+            media = [MuxStage(sink: sink, producers: producers, timing: timing)]
+            hls = []; master = nil
         }
     }
+
+    /// Every artifact, the master last.
+    private var artifacts: [any OutputArtifact] { media.map(\.sink) + (master.map { [$0] } ?? []) }
 
     func tagRotation(of mux: MuxStage, stream: Int, clockwiseDegrees: Double) {
         (mux.sink as? Muxer)?.setRotation(streamIndex: stream, clockwiseDegrees: clockwiseDegrees)
     }
 
-    /// Headers, and a first master playlist for a ladder (players may look before a segment exists).
+    /// Headers; a live or event ladder's master is published at once (players may look before a segment exists).
     func begin() throws(MediaError) {
-        for stage in media { try stage.sink.writeHeader() }
-        if masterPath != nil { try writeMaster() }
+        do {
+            for artifact in artifacts { try artifact.begin() }
+            if let master {
+                master.renditions = masterRenditions()
+                try master.publish()
+            }
+        } catch {
+            discard()
+            throw error
+        }
     }
 
     /// Finishes every output and publishes it: trailers, the final playlists, renames into place.
     func commit() throws(MediaError) {
-        for stage in media { try stage.sink.finish() }
-        try file?.commit()
-        try sequence?.commit()
-        if masterPath != nil { try writeMaster() }
+        for stage in media { try stage.sink.commit() }
+        if let master {
+            master.renditions = masterRenditions()
+            try master.commit()
+        }
     }
 
-    /// Removes everything unfinished, whatever state the run stopped in.
+    /// Removes everything unfinished, whatever state the run stopped in (see `OutputArtifact.discard`).
     func discard() {
-        for stage in media { stage.sink.discardUnfinished() }
-        file?.discard()
-        sequence?.discard()
+        for artifact in artifacts.reversed() { artifact.discard() }
     }
 
     var bytesWritten: Int64 { media.reduce(0) { $0 + $1.bytesWritten } }
@@ -83,8 +85,8 @@ final class RunOutputs: @unchecked Sendable {
     /// Every playlist written (HLS), master first.
     var playlists: [String] {
         if hls.isEmpty { return [] }
-        guard let masterPath else { return [plan.configuration.output] }
-        return [masterPath] + hls.map(\.writer.playlistPath)
+        guard let master else { return [plan.configuration.output] }
+        return [master.path] + hls.map(\.writer.playlistPath)
     }
 
     /// `run` checks its own HLS output against RFC 8216 and the publishing rules.
@@ -98,11 +100,10 @@ final class RunOutputs: @unchecked Sendable {
         return warnings
     }
 
-    /// The master playlist of a ladder, with bandwidths measured from the segments written.
-    private func writeMaster() throws(MediaError) {
-        guard let masterPath else { return }
+    /// The ladder's renditions, with bandwidths measured from the segments written.
+    private func masterRenditions() -> [HLSRendition] {
         let hasAudio = plan.audio != .none
-        let renditions = zip(hls, plan.renditions).map { entry, rendition in
+        return zip(hls, plan.renditions).map { entry, rendition in
             var r = entry.writer.rendition(uri: entry.uri)
             // Before any segment exists, the configured rate stands in (rewritten at the end).
             if r.peakBitRate == 0, let b = rendition.bitRate {
@@ -112,6 +113,5 @@ final class RunOutputs: @unchecked Sendable {
             if r.resolution == nil { r.resolution = rendition.size }
             return r
         }
-        try MasterPlaylistWriter(path: masterPath).write(renditions)
     }
 }

@@ -68,6 +68,17 @@ struct RunCommand: AsyncParsableCommand {
             throw CommandFailure(error, context: NetworkWarnings.drain().last)
         }
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
+        // The report is an output too: checked and begun before the run, published after it (a
+        // report of the same name is replaced), discarded when the run fails.
+        let reportFile: AtomicFile?
+        do throws(MediaError) {
+            reportFile = try report.map { path throws(MediaError) in try AtomicFile(path: path, overwrite: true) }
+            try reportFile?.begin()
+        } catch {
+            throw CommandFailure(error)
+        }
+        var reported = false
+        defer { if !reported { reportFile?.discard() } }
         let signals = StopSignals()
         let server = try serve.map { try Serving.start(output: output, at: $0) }
         defer { server?.stop() }
@@ -89,7 +100,21 @@ struct RunCommand: AsyncParsableCommand {
         bar.clear()
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
         for warning in summary.warnings { Terminal.warning(warning) }
-        if let report { try RunReport(summary: summary, job: job).write(to: report) }
+        if let reportFile {
+            let reportJSON: [UInt8]
+            do {
+                reportJSON = try RunReport(summary: summary, job: job).json()
+            } catch {
+                throw CommandFailure("cannot write the report '\(reportFile.path)': \(error.localizedDescription)", code: .outputNotWritable)
+            }
+            do throws(MediaError) {
+                try reportFile.write(reportJSON)
+                try reportFile.commit()
+            } catch {
+                throw CommandFailure(error)
+            }
+        }
+        reported = true
         if !quiet {
             SummaryPrinter.print(summary, job: job)
             if let estimate = SizeEstimate(job: job) {

@@ -70,15 +70,12 @@ struct RunReport: Encodable {
         }
     }
 
-    func write(to path: String) throws {
+    /// The report as JSON text (pretty, sorted keys, snake_case).
+    func json() throws -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        do {
-            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CommandFailure("cannot write the report '\(path)': \(error.localizedDescription)", code: .outputNotWritable)
-        }
+        return Array(try encoder.encode(self))
     }
 }
 

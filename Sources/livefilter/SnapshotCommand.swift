@@ -51,7 +51,10 @@ struct SnapshotCommand: ParsableCommand {
         let filterChain = try ChainArguments(chain: chain, chainFile: chainFile).parse()
         FFmpegLog.setLevel(.quiet)
         do {
-            if !overwrite, FileManager.default.fileExists(atPath: output) { throw MediaError.outputExists(output) }
+            // Checked and begun before any decoding; published whole, or discarded on the way out.
+            let file = try AtomicFile(path: output, overwrite: overwrite)
+            try file.begin()
+            defer { file.discard() }
             let snapshotter: Snapshotter
             do { snapshotter = try Snapshotter(input: input, chain: filterChain, orientation: orientation) } catch { throw CommandFailure(error) }
             let duration = snapshotter.duration ?? 0
@@ -69,7 +72,8 @@ struct SnapshotCommand: ParsableCommand {
                 do { shot = try snapshotter.frame(at: time) } catch { throw CommandFailure(error) }
                 image = compare ? sideBySide(shot.before, shot.after) : shot.after
             }
-            try writePNG(image, to: output, overwrite: overwrite)
+            try file.write(encodePNG(image))
+            try file.commit()
             Terminal.line("wrote \(output) (\(image.size))")
         } catch let error as MediaError {
             throw CommandFailure(error)

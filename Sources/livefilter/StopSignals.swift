@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import Glibc
+import MediaIO
 import Synchronization
 
 /// Turns SIGINT and SIGTERM into a flag the pipeline polls, so a run finishes a playable output.
-/// A second signal leaves at once.
+/// A second signal leaves at once, removing every unfinished temporary file.
 final class StopSignals: @unchecked Sendable {
     private let received = Atomic<Int32>(0)
     // Kept alive for the life of the process; only touched in init.
@@ -19,7 +20,11 @@ final class StopSignals: @unchecked Sendable {
         sources = signals.map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
         for (source, sig) in zip(sources, signals) {
             source.setEventHandler { [self] in
-                if received.exchange(sig, ordering: .relaxed) != 0 { Foundation.exit(128 + sig) }
+                if received.exchange(sig, ordering: .relaxed) != 0 {
+                    // Leaving without unwinding: no run discards its outputs, so no temporary file may stay.
+                    AtomicFile.removeUnfinishedTemporaries()
+                    Foundation.exit(128 + sig)
+                }
             }
             source.resume()
         }

@@ -6,70 +6,10 @@ import Glibc
 
 extension EndToEnd {
     /// Faults during a run (RELIABILITY.md, "Faults" and "Security"): a full disk, the output folder
-    /// removed, SIGTERM, hostile output names, file permissions.
+    /// removed, SIGTERM, hostile output names, file permissions. The faults for every output type
+    /// (encoder failure, disk full, SIGTERM) are in RobustnessLifecycleTests.swift.
     @Suite("Robustness: faults")
     struct RobustnessFaults {
-        /// Names in `folder` that look like our temporary files.
-        static func temporaries(in folder: URL) -> [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
-                .filter { $0.contains(".livefilter-") || $0.hasSuffix(".tmp") }
-        }
-
-        @Test("disk full (ulimit -f): exit 7 'no space left', the old output survives -y, no temporaries",
-              arguments: ["out.mp4", "out.ts", "out.m3u8", "frames/%04d.png"])
-        func diskFullByFileSizeLimit(name: String) async throws {
-            let sandbox = try Sandbox("robust-full")
-            defer { sandbox.remove() }
-            try FileManager.default.createDirectory(at: sandbox.file("frames"), withIntermediateDirectories: true)
-            let output = sandbox.file(name)
-            let precious = Data("the previous good output\n".utf8)
-            let existing = name.hasSuffix(".png") ? sandbox.file("frames/0001.png") : output
-            try precious.write(to: existing)
-            // RLIMIT_FSIZE 100 blocks of 1 KiB: the first write past 100 KiB fails with EFBIG.
-            let (result, seconds) = try await timed {
-                try await livefilterInShell("ulimit -f 100", ["run", Sample.landscape.url.path, "-o", output.path, "-y", "--quiet",
-                                                              "--hls-time", "1"])
-            }
-            LiveFilter.expectError(result, .outputFolder, mentioning: "no space left")
-            #expect(result.stderrText.contains(name), "names the output the user gave: \(result.stderrText)")
-            #expect(seconds < 20)
-            if name.hasSuffix(".m3u8") {
-                // HLS is published as it is written (a player may follow it): with -y the old playlist
-                // is replaced at the first segment, and a failed run removes what it published.
-                let old = try? Data(contentsOf: output)
-                #expect(old == nil || old == precious, "either removed or intact")
-            } else {
-                #expect(try Data(contentsOf: existing) == precious, "the old output is untouched")
-            }
-            #expect(Self.temporaries(in: output.deletingLastPathComponent()).isEmpty)
-            if name.hasSuffix(".m3u8") {
-                #expect(try sandbox.contents().filter { $0.hasSuffix(".ts") }.isEmpty, "no segments of a failed run")
-            }
-        }
-
-        @Test("the encoder failing mid-stream: exit 1, one line, the old output untouched, no temporaries",
-              arguments: ["out.mp4", "out.m3u8"])
-        func encoderFailsMidStream(name: String) async throws {
-            let sandbox = try Sandbox("robust-encoder")
-            defer { sandbox.remove() }
-            let output = sandbox.file(name)
-            let precious = Data("the previous good output\n".utf8)
-            if name.hasSuffix(".mp4") { try precious.write(to: output) }
-            // The fault switch makes the encode thread fail after 40 frames, as libx264 would on an
-            // internal error; no input makes libx264 fail on its own (RELIABILITY.md).
-            let (result, seconds) = try await timed {
-                try await livefilterInShell("export LIVEFILTER_FAULT_ENCODER_AFTER=40",
-                                            ["run", Sample.landscape.url.path, "-o", output.path, "-y", "--chain", "mirror",
-                                             "--hls-time", "1", "--quiet"])
-            }
-            expectOneLineError(result, 1, mentioning: "encoding")
-            #expect(seconds < 20)
-            if name.hasSuffix(".mp4") {
-                #expect(try Data(contentsOf: output) == precious, "the old output is untouched")
-            }
-            #expect(Self.temporaries(in: sandbox.url).isEmpty, "temporaries: \(Self.temporaries(in: sandbox.url))")
-        }
-
         @Test("disk full (a 1 MB tmpfs, when mount is allowed): exit 7, nothing left")
         func diskFullOnTmpfs() async throws {
             let sandbox = try Sandbox("robust-tmpfs")

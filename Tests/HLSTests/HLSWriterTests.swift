@@ -167,7 +167,9 @@ struct HLSWriterTests {
             renditions.append(writer.rendition(uri: "\(type.rawValue)/index.m3u8"))
         }
         let masterPath = folder.path + "/master.m3u8"
-        try MasterPlaylistWriter(path: masterPath).write(renditions)
+        let master = try MasterPlaylistWriter(path: masterPath, overwrite: false, publishesDuringRun: false)
+        master.renditions = renditions
+        try master.commit()
         let text = try String(contentsOfFile: masterPath, encoding: .utf8)
         let lint = HLSLinter(profile: .livefilter).lint(text)
         #expect(lint.violations.isEmpty, "\(lint.violations)\n\(text)")

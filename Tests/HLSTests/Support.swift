@@ -79,8 +79,9 @@ enum SyntheticStream {
 
     /// Writes `seconds` of video (and audio unless `audio` is false) into `writer`, calling `observe`
     /// after every packet. Keyframes are forced every `writer.options.segmentDuration` seconds.
+    /// Without `commit`, the writer is left mid-run: the encoder is not flushed, the last segment open.
     static func write(into writer: HLSWriter, seconds: Double, audio: Bool = true, profile: H264Profile? = nil,
-                      preset: EncoderSpeedPreset = .ultrafast, observe: () -> Void = {}) throws {
+                      preset: EncoderSpeedPreset = .ultrafast, commit: Bool = true, observe: () -> Void = {}) throws {
         FFmpegLog.setLevel(.error)
         let frames = Int(seconds * Double(frameRate))
         let keyEvery = Int((writer.options.segmentDuration * Double(frameRate)).rounded())
@@ -101,7 +102,7 @@ enum SyntheticStream {
             audioIndex = try writer.addStream(copying: d.audio!.index, of: d)
             demuxer = d
         }
-        try writer.writeHeader()
+        try writer.begin()
 
         let converter = try RGBToFrame(size: size, color: color)
         let image = RGBImage(size: size)
@@ -134,10 +135,11 @@ enum SyntheticStream {
             try drain()
             try feedAudio(until: Double(i + 1) / Double(frameRate))
         }
+        guard commit else { return }
         try encoder.sendEndOfStream()
         try drain()
         try feedAudio(until: seconds)
-        try writer.finish()
+        try writer.commit()
     }
 
     /// A moving gradient with a sliding bar, so every frame differs and the encoder spends bits.
@@ -152,5 +154,15 @@ enum SyntheticStream {
                 row[x * 3 + 2] = UInt8(((x ^ y) + frame * 5) & 0xFF)
             }
         }
+    }
+}
+
+extension HLSWriter {
+    /// A writer for `SyntheticStream`'s frame rate: its schedule cuts every `options.segmentDuration`.
+    convenience init(playlistPath: String, options: HLSOutputOptions, overwrite: Bool,
+                     clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        let grid = TickGrid(rate: Rational(SyntheticStream.frameRate, 1))
+        try self.init(playlistPath: playlistPath, options: options,
+                      schedule: SegmentSchedule(grid: grid, seconds: options.segmentDuration), overwrite: overwrite, clock: clock)
     }
 }
