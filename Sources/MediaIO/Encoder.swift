@@ -39,6 +39,11 @@ public final class Encoder {
         avcodec_free_context(&c)
     }
 
+    /// The pixel format a video encoder takes (yuv420p for H.264, rgb24 for PNG); nil for audio.
+    public var inputPixelFormat: PixelFormat? {
+        context.pointee.pix_fmt == AV_PIX_FMT_NONE ? nil : PixelFormat(context.pointee.pix_fmt)
+    }
+
     /// Samples per frame the encoder wants (1024 for AAC), or 0 when any size goes.
     public var frameSize: Int { Int(context.pointee.frame_size) }
 

@@ -65,7 +65,7 @@ public final class FrameToRGB {
         let f = frame.pointer.pointee
         let frameMatrix = f.colorspace == AVCOL_SPC_UNSPECIFIED ? color.matrix : Int32(f.colorspace.rawValue)
         let fullRange = f.color_range == AVCOL_RANGE_JPEG || (f.color_range == AVCOL_RANGE_UNSPECIFIED && color.isFullRange)
-            || isJPEGFormat(AVPixelFormat(rawValue: f.format))
+            || PixelFormat(AVPixelFormat(rawValue: f.format)).isFullRangeByDefault
         // libswscale's 4:2:0 → RGB replicates each chroma sample over its 2×2 block (fast, 0.6 ms at
         // 1080p); RGBToFrame's box means undo exactly that, so chroma survives the round trip.
         let key = (FrameSize(width: Int(f.width), height: Int(f.height)), f.format)
@@ -79,10 +79,6 @@ public final class FrameToRGB {
         }
         let code = lf_sws_scale_to_packed(converter!.pointer, frame.pointer, image.baseAddress, Int32(image.bytesPerRow))
         if code <= 0 { throw .processing(FFmpegError(code: code, operation: "sws_scale to RGB")) }
-    }
-
-    private func isJPEGFormat(_ f: AVPixelFormat) -> Bool {
-        f == AV_PIX_FMT_YUVJ420P || f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P
     }
 }
 

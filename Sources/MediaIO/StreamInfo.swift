@@ -6,7 +6,7 @@ public struct VideoStreamInfo: Sendable {
     public var index: Int
     public var codecName: String
     public var size: FrameSize
-    public var pixelFormatName: String
+    public var pixelFormat: PixelFormat
     public var timeBase: Rational
     /// The nominal frame rate (avg_frame_rate, else r_frame_rate), if the container states one.
     public var frameRate: Rational?
@@ -50,8 +50,7 @@ extension VideoStreamInfo {
         index = Int(stream.pointee.index)
         codecName = String(cString: avcodec_get_name(par.codec_id))
         size = FrameSize(width: Int(par.width), height: Int(par.height))
-        let fmt = AVPixelFormat(rawValue: par.format)
-        pixelFormatName = av_get_pix_fmt_name(fmt).map { String(cString: $0) } ?? "unknown"
+        pixelFormat = PixelFormat(AVPixelFormat(rawValue: par.format))
         timeBase = Rational(stream.pointee.time_base)
         let avg = stream.pointee.avg_frame_rate, real = stream.pointee.r_frame_rate
         if avg.num > 0 && avg.den > 0 {

@@ -181,9 +181,9 @@ private final class TranscodeRun {
         let demuxer = job.demuxer
         let video = demuxer.video
         let isPNG = job.container.isImageSequence
-        let passthrough = !isPNG && job.effectiveChain.isEmpty && job.encodeSize == video.size && video.pixelFormatName == "yuv420p"
+        let passthrough = !isPNG && job.effectiveChain.isEmpty && job.encodeSize == video.size && video.pixelFormat == .yuv420p
         // A chain of mirrors and quarter turns runs on the YUV planes: exact and no colour conversion.
-        if !isPNG, !passthrough, video.pixelFormatName == "yuv420p", !video.colorSpace.isFullRange,
+        if !isPNG, !passthrough, video.pixelFormat == .yuv420p, !video.colorSpace.isFullRange,
            let move = job.effectiveChain.planarMove(for: video.size),
            move.outputSize(for: video.size) == job.encodeSize, job.renditions.allSatisfy({ $0.size == job.encodeSize }) {
             mover = PlanarFrameMover(move: move, inputSize: video.size)

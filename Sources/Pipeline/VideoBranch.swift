@@ -30,7 +30,7 @@ final class VideoBranch: @unchecked Sendable {
         self.keyframeAt = keyframeAt
         self.timing = timing
         streamIndex = try sink.addStream(from: encoder)
-        let isRGBEncoder = encoder.codecName == "png"
+        let isRGBEncoder = encoder.inputPixelFormat == .rgb24
         toYUV = rgbInput && !isRGBEncoder ? try RGBToFrame(size: size, color: color) : nil
         // Sizes that differ by more than the odd-pixel crop need a real scale.
         if rgbInput, abs(chainOutputSize.width - size.width) > 1 || abs(chainOutputSize.height - size.height) > 1 {

@@ -78,7 +78,7 @@ struct ProbeReport: Codable {
         }
         let v = d.video
         let turned = (v.quarterTurnRotation ?? 0) % 180 != 0
-        video = Video(codec: v.codecName, width: v.size.width, height: v.size.height, pixelFormat: v.pixelFormatName,
+        video = Video(codec: v.codecName, width: v.size.width, height: v.size.height, pixelFormat: v.pixelFormat.name,
                       frameRate: v.frameRate?.description, rotation: v.rotationClockwise,
                       displayWidth: turned ? v.size.height : v.size.width, displayHeight: turned ? v.size.width : v.size.height,
                       bitRate: v.bitRate, frames: v.frameCount)
