@@ -77,9 +77,10 @@ extension Encoder {
             ctx.pointee.time_base = timeBase.av
             ctx.pointee.framerate = frameRate.av
             ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-            ctx.pointee.colorspace = AVColorSpace(rawValue: UInt32(color.matrix))
-            ctx.pointee.color_primaries = AVColorPrimaries(rawValue: UInt32(color.primaries))
-            ctx.pointee.color_trc = AVColorTransferCharacteristic(rawValue: UInt32(color.transfer))
+            ctx.pointee.colorspace = color.avMatrix
+            ctx.pointee.color_primaries = color.avPrimaries
+            ctx.pointee.color_trc = color.avTransfer
+            // Limited whatever `color.range` says: RGBToFrame writes limited-range samples.
             ctx.pointee.color_range = AVCOL_RANGE_MPEG
             ctx.pointee.thread_count = 0
             let priv = ctx.pointee.priv_data

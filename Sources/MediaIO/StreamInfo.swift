@@ -25,14 +25,6 @@ public struct VideoStreamInfo: Sendable {
     }
 }
 
-/// Colour tags of a stream: matrix, primaries, transfer and range (FFmpeg's enum values).
-public struct ColorDescription: Sendable, Equatable {
-    public var matrix: Int32
-    public var primaries: Int32
-    public var transfer: Int32
-    public var isFullRange: Bool
-}
-
 /// Facts about an audio stream.
 public struct AudioStreamInfo: Sendable {
     public var index: Int
@@ -67,9 +59,7 @@ extension VideoStreamInfo {
         duration = d > 0 && d != lf_nopts_value() ? Double(d) * timeBase.doubleValue : nil
         bitRate = par.bit_rate > 0 ? Int(par.bit_rate) : nil
         frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
-        colorSpace = ColorDescription(
-            matrix: Int32(par.color_space.rawValue), primaries: Int32(par.color_primaries.rawValue),
-            transfer: Int32(par.color_trc.rawValue), isFullRange: par.color_range == AVCOL_RANGE_JPEG)
+        colorSpace = ColorDescription(par)
     }
 }
 

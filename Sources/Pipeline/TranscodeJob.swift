@@ -183,7 +183,7 @@ private final class TranscodeRun {
         let isPNG = job.container.isImageSequence
         let passthrough = !isPNG && job.effectiveChain.isEmpty && job.encodeSize == video.size && video.pixelFormat == .yuv420p
         // A chain of mirrors and quarter turns runs on the YUV planes: exact and no colour conversion.
-        if !isPNG, !passthrough, video.pixelFormat == .yuv420p, !video.colorSpace.isFullRange,
+        if !isPNG, !passthrough, video.pixelFormat == .yuv420p, video.colorSpace.range == .limited,
            let move = job.effectiveChain.planarMove(for: video.size),
            move.outputSize(for: video.size) == job.encodeSize, job.renditions.allSatisfy({ $0.size == job.encodeSize }) {
             mover = PlanarFrameMover(move: move, inputSize: video.size)
@@ -198,7 +198,7 @@ private final class TranscodeRun {
         let constantRate = job.usesTickClock
         self.constantRate = constantRate
         let timeBase = constantRate ? job.outputRate.inverse : video.timeBase
-        let color = Self.outputColor(for: video)
+        let color = ColorDescription.outputTags(forSource: video.colorSpace, size: video.size)
         filter = passthrough ? nil : try FrameFilter(video: video, chain: job.effectiveChain, timing: timing)
 
         // Output path checks come before any file is created.
@@ -306,18 +306,6 @@ private final class TranscodeRun {
             return r
         }
         try MasterPlaylistWriter(path: config.output).write(renditions)
-    }
-
-    /// The output's colour tags: the source's where it states them, else BT.709 for HD, BT.601 for SD.
-    static func outputColor(for video: VideoStreamInfo) -> ColorDescription {
-        let unspecified: Int32 = 2
-        var c = video.colorSpace
-        let hd = video.size.height >= 720 || video.size.width >= 1280
-        if c.matrix == unspecified || c.matrix == 0 { c.matrix = hd ? 1 : 6 }  // BT709 : SMPTE170M
-        if c.primaries == unspecified || c.primaries == 0 { c.primaries = hd ? 1 : 6 }
-        if c.transfer == unspecified || c.transfer == 0 { c.transfer = hd ? 1 : 6 }
-        c.isFullRange = false
-        return c
     }
 
     func run(progress: (JobProgress) -> Void, shouldStop: () -> Bool, abandon: () -> Bool,
