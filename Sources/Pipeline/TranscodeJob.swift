@@ -385,7 +385,7 @@ private final class TranscodeRun {
         } catch let error as MediaError {
             throw error
         } catch {
-            throw MediaError.processing(FFmpegError(code: -1, operation: "\(error)"))
+            throw MediaError.processing(FFmpegError(.operationNotPermitted, operation: "\(error)"))
         }
         for sink in sinks { try sink.finish() }
         try output?.commit()

@@ -153,7 +153,7 @@ final class VideoBranch: @unchecked Sendable {
                 case let .frame(frame, duration):
                     sent += 1
                     if let limit = Self.injectedFailureAfter, sent > limit {
-                        throw FFmpegError(code: -5, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]")
+                        throw FFmpegError(.inputOutput, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]")
                     }
                     if !constantRate { durations[frame.presentationTimestamp] = duration }
                     lastDuration = duration
