@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "FilterReferences", dependencies: ["Filters"]),
         .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "FilterReferences", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
-        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer"]),
+        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer", "CFFmpeg"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),
     ]

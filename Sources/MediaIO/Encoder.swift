@@ -39,6 +39,11 @@ public final class Encoder {
         avcodec_free_context(&c)
     }
 
+    /// The pixel format a video encoder takes (yuv420p for H.264, rgb24 for PNG); nil for audio.
+    public var inputPixelFormat: PixelFormat? {
+        context.pointee.pix_fmt == AV_PIX_FMT_NONE ? nil : PixelFormat(context.pointee.pix_fmt)
+    }
+
     /// Samples per frame the encoder wants (1024 for AAC), or 0 when any size goes.
     public var frameSize: Int { Int(context.pointee.frame_size) }
 
@@ -72,9 +77,10 @@ extension Encoder {
             ctx.pointee.time_base = timeBase.av
             ctx.pointee.framerate = frameRate.av
             ctx.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-            ctx.pointee.colorspace = AVColorSpace(rawValue: UInt32(color.matrix))
-            ctx.pointee.color_primaries = AVColorPrimaries(rawValue: UInt32(color.primaries))
-            ctx.pointee.color_trc = AVColorTransferCharacteristic(rawValue: UInt32(color.transfer))
+            ctx.pointee.colorspace = color.avMatrix
+            ctx.pointee.color_primaries = color.avPrimaries
+            ctx.pointee.color_trc = color.avTransfer
+            // Limited whatever `color.range` says: RGBToFrame writes limited-range samples.
             ctx.pointee.color_range = AVCOL_RANGE_MPEG
             ctx.pointee.thread_count = 0
             let priv = ctx.pointee.priv_data

@@ -3,12 +3,31 @@ import CFFmpegLog
 
 /// A failed FFmpeg call: which operation, FFmpeg's code and its text for it.
 public struct FFmpegError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// FFmpeg's AVERROR code, shown in the description for bug reports.
     public let code: Int32
     public let operation: String
 
-    public init(code: Int32, operation: String) {
+    init(code: Int32, operation: String) {
         self.code = code
         self.operation = operation
+    }
+
+    /// Failures livefilter raises itself, reported in FFmpeg's terms so they take the same path
+    /// (and read the same) as FFmpeg's own.
+    public enum Kind: Sendable {
+        /// AVERROR(EIO), "Input/output error": what a failing encoder or writer reports.
+        case inputOutput
+        /// AVERROR(EPERM), "Operation not permitted": a failure from outside FFmpeg, carried as one.
+        case operationNotPermitted
+    }
+
+    /// `operation` failed with `kind`, e.g. an injected encoder fault.
+    public init(_ kind: Kind, operation: String) {
+        let code = switch kind {
+        case .inputOutput: lf_averror(EIO)
+        case .operationNotPermitted: lf_averror(EPERM)
+        }
+        self.init(code: code, operation: operation)
     }
 
     /// FFmpeg's own text for the code, e.g. "Invalid data found when processing input".
@@ -56,12 +75,5 @@ public enum FFmpegLog {
             lines.append(String(cString: buffer))
         }
         return lines
-    }
-}
-
-extension FFmpegError {
-    /// An I/O error made on purpose by the fault-injection switches of the reliability tests.
-    public static func injectedFault(_ operation: String) -> FFmpegError {
-        FFmpegError(code: lf_averror(EIO), operation: operation)
     }
 }

@@ -29,15 +29,15 @@ final class SwsContextBox {
 
     deinit { sws_freeContext(pointer) }
 
-    /// Sets the YUV matrix and ranges (FFmpeg's AVColorSpace values) for this conversion.
-    func setColorDetails(sourceMatrix: Int32, sourceFullRange: Bool, destinationMatrix: Int32, destinationFullRange: Bool) {
+    /// Sets the YUV matrix and ranges for this conversion.
+    func setColorDetails(sourceMatrix: AVColorSpace, sourceFullRange: Bool, destinationMatrix: AVColorSpace, destinationFullRange: Bool) {
         let src = sws_getCoefficients(Self.swsMatrix(sourceMatrix))
         let dst = sws_getCoefficients(Self.swsMatrix(destinationMatrix))
         sws_setColorspaceDetails(pointer, src, sourceFullRange ? 1 : 0, dst, destinationFullRange ? 1 : 0, 0, 1 << 16, 1 << 16)
     }
 
-    private static func swsMatrix(_ colorSpace: Int32) -> Int32 {
-        switch AVColorSpace(rawValue: UInt32(colorSpace)) {
+    private static func swsMatrix(_ colorSpace: AVColorSpace) -> Int32 {
+        switch colorSpace {
         case AVCOL_SPC_BT709: SWS_CS_ITU709
         case AVCOL_SPC_FCC: SWS_CS_FCC
         case AVCOL_SPC_SMPTE240M: SWS_CS_SMPTE240M
@@ -63,9 +63,9 @@ public final class FrameToRGB {
     public func convert(_ frame: Frame, into image: RGBImage) throws(MediaError) {
         precondition(image.size == outputSize)
         let f = frame.pointer.pointee
-        let frameMatrix = f.colorspace == AVCOL_SPC_UNSPECIFIED ? color.matrix : Int32(f.colorspace.rawValue)
-        let fullRange = f.color_range == AVCOL_RANGE_JPEG || (f.color_range == AVCOL_RANGE_UNSPECIFIED && color.isFullRange)
-            || isJPEGFormat(AVPixelFormat(rawValue: f.format))
+        let frameMatrix = f.colorspace == AVCOL_SPC_UNSPECIFIED ? color.avMatrix : f.colorspace
+        let fullRange = f.color_range == AVCOL_RANGE_JPEG || (f.color_range == AVCOL_RANGE_UNSPECIFIED && color.range == .full)
+            || PixelFormat(AVPixelFormat(rawValue: f.format)).isFullRangeByDefault
         // libswscale's 4:2:0 → RGB replicates each chroma sample over its 2×2 block (fast, 0.6 ms at
         // 1080p); RGBToFrame's box means undo exactly that, so chroma survives the round trip.
         let key = (FrameSize(width: Int(f.width), height: Int(f.height)), f.format)
@@ -79,10 +79,6 @@ public final class FrameToRGB {
         }
         let code = lf_sws_scale_to_packed(converter!.pointer, frame.pointer, image.baseAddress, Int32(image.bytesPerRow))
         if code <= 0 { throw .processing(FFmpegError(code: code, operation: "sws_scale to RGB")) }
-    }
-
-    private func isJPEGFormat(_ f: AVPixelFormat) -> Bool {
-        f == AV_PIX_FMT_YUVJ420P || f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P
     }
 }
 
@@ -102,11 +98,11 @@ public final class RGBToFrame {
         pool = FramePool(size: size, format: AV_PIX_FMT_YUV420P)
     }
 
-    /// The Y′CbCr matrix for FFmpeg's AVColorSpace value (BT.601 for anything unlisted).
-    static func matrix(_ colorSpace: Int32) -> YUVMatrix {
-        switch AVColorSpace(rawValue: UInt32(colorSpace)) {
-        case AVCOL_SPC_BT709: .bt709
-        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: .bt2020
+    /// The Y′CbCr coefficients for a colour matrix (BT.601 for anything unlisted).
+    static func matrix(_ matrix: ColorMatrix) -> YUVMatrix {
+        switch matrix {
+        case .bt709: .bt709
+        case .bt2020nc, .bt2020c: .bt2020
         default: .bt601
         }
     }

@@ -6,7 +6,7 @@ public struct VideoStreamInfo: Sendable {
     public var index: Int
     public var codecName: String
     public var size: FrameSize
-    public var pixelFormatName: String
+    public var pixelFormat: PixelFormat
     public var timeBase: Rational
     /// The nominal frame rate (avg_frame_rate, else r_frame_rate), if the container states one.
     public var frameRate: Rational?
@@ -20,14 +20,14 @@ public struct VideoStreamInfo: Sendable {
     public var colorSpace: ColorDescription
 
     /// Facts stated by hand (tests, planning without an input); a stream's come from the demuxer.
-    public init(index: Int = 0, codecName: String = "h264", size: FrameSize, pixelFormatName: String = "yuv420p",
+    public init(index: Int = 0, codecName: String = "h264", size: FrameSize, pixelFormat: PixelFormat = .yuv420p,
                 timeBase: Rational = Rational(1, 90000), frameRate: Rational? = Rational(30, 1),
                 displayMatrix: DisplayMatrix? = nil, duration: Double? = nil, bitRate: Int? = nil, frameCount: Int? = nil,
                 colorSpace: ColorDescription = .bt709) {
         self.index = index
         self.codecName = codecName
         self.size = size
-        self.pixelFormatName = pixelFormatName
+        self.pixelFormat = pixelFormat
         self.timeBase = timeBase
         self.frameRate = frameRate
         self.displayMatrix = displayMatrix
@@ -37,14 +37,6 @@ public struct VideoStreamInfo: Sendable {
         self.frameCount = frameCount
         self.colorSpace = colorSpace
     }
-}
-
-/// Colour tags of a stream: matrix, primaries, transfer and range (FFmpeg's enum values).
-public struct ColorDescription: Sendable, Equatable {
-    public var matrix: Int32
-    public var primaries: Int32
-    public var transfer: Int32
-    public var isFullRange: Bool
 }
 
 /// Facts about an audio stream.
@@ -74,8 +66,7 @@ extension VideoStreamInfo {
         index = Int(stream.pointee.index)
         codecName = String(cString: avcodec_get_name(par.codec_id))
         size = FrameSize(width: Int(par.width), height: Int(par.height))
-        let fmt = AVPixelFormat(rawValue: par.format)
-        pixelFormatName = av_get_pix_fmt_name(fmt).map { String(cString: $0) } ?? "unknown"
+        pixelFormat = PixelFormat(AVPixelFormat(rawValue: par.format))
         timeBase = Rational(stream.pointee.time_base)
         let avg = stream.pointee.avg_frame_rate, real = stream.pointee.r_frame_rate
         if avg.num > 0 && avg.den > 0 {
@@ -94,9 +85,7 @@ extension VideoStreamInfo {
         duration = d > 0 && d != lf_nopts_value() ? Double(d) * timeBase.doubleValue : nil
         bitRate = par.bit_rate > 0 ? Int(par.bit_rate) : nil
         frameCount = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
-        colorSpace = ColorDescription(
-            matrix: Int32(par.color_space.rawValue), primaries: Int32(par.color_primaries.rawValue),
-            transfer: Int32(par.color_trc.rawValue), isFullRange: par.color_range == AVCOL_RANGE_JPEG)
+        colorSpace = ColorDescription(par)
     }
 }
 

@@ -68,7 +68,7 @@ final class EncodeStage: @unchecked Sendable {
         func encode(_ frame: Frame, pts: Int64, duration: Int64) throws {
             sent += 1
             if let limit = Self.injectedFailureAfter, sent > limit {
-                throw MediaError.processing(.injectedFault("encoding (\(encoder.codecName)) [injected fault after \(limit) frames]"))
+                throw MediaError.processing(FFmpegError(.inputOutput, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]"))
             }
             frame.presentationTimestamp = pts
             if let schedule, schedule.startsSegment(tick: pts) { frame.requestKeyframe() }

@@ -159,7 +159,7 @@ public struct JobPlan: Sendable {
         }
         rotationTag = policy == .keep && video.rotationClockwise != 0 ? video.rotationClockwise : nil
         maxLatency = input.isLive ? configuration.maxLatency : nil
-        color = Self.outputColor(for: video)
+        color = ColorDescription.outputTags(forSource: video.colorSpace, size: video.size)
 
         let rate = configuration.frameRate
             ?? video.frameRate.flatMap { $0.isPositive && $0.doubleValue <= 1000 ? $0 : nil } ?? Rational(30, 1)
@@ -243,18 +243,6 @@ public struct JobPlan: Sendable {
         return rates.min(by: { abs($0 - rate) < abs($1 - rate) }) ?? 48000
     }
 
-    /// The output's colour tags: the source's where it states them, else BT.709 for HD, BT.601 for SD.
-    static func outputColor(for video: VideoStreamInfo) -> ColorDescription {
-        let unspecified: Int32 = 2
-        var c = video.colorSpace
-        let hd = video.size.height >= 720 || video.size.width >= 1280
-        if c.matrix == unspecified || c.matrix == 0 { c.matrix = hd ? 1 : 6 }  // BT709 : SMPTE170M
-        if c.primaries == unspecified || c.primaries == 0 { c.primaries = hd ? 1 : 6 }
-        if c.transfer == unspecified || c.transfer == 0 { c.transfer = hd ? 1 : 6 }
-        c.isFullRange = false
-        return c
-    }
-
     // MARK: Derived facts
 
     public var container: OutputContainer {
@@ -279,5 +267,5 @@ public struct JobPlan: Sendable {
 
 extension VideoStreamInfo {
     /// Decoded frames are limited-range 4:2:0, what the encoder takes without conversion.
-    var decodesToLimitedRange420: Bool { pixelFormatName == "yuv420p" && !colorSpace.isFullRange }
+    var decodesToLimitedRange420: Bool { pixelFormat == .yuv420p && colorSpace.range == .limited }
 }

@@ -194,7 +194,7 @@ private final class PlanExecution {
         switch error {
         case let error as MediaError: error
         case let error as FFmpegError: .processing(error)
-        default: .processing(FFmpegError(code: -1, operation: "\(error)"))
+        default: .processing(FFmpegError(.operationNotPermitted, operation: "\(error)"))
         }
     }
 

@@ -80,7 +80,7 @@ struct ProbeReport: Codable {
         let v = d.video
         // The size `run` makes upright: the same orientation rule (any angle, mirrored matrices).
         let display = (try? OrientationFix(video: v).outputSize(for: v.size)) ?? v.size
-        video = Video(codec: v.codecName, width: v.size.width, height: v.size.height, pixelFormat: v.pixelFormatName,
+        video = Video(codec: v.codecName, width: v.size.width, height: v.size.height, pixelFormat: v.pixelFormat.name,
                       frameRate: v.frameRate?.description, rotation: v.rotationClockwise,
                       displayWidth: display.width, displayHeight: display.height,
                       bitRate: v.bitRate, frames: v.frameCount)

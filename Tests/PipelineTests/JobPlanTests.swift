@@ -5,11 +5,11 @@ import Testing
 
 /// The plan, without media: every decision is a pure function of stream facts and configuration.
 struct JobPlanTests {
-    static func facts(size: FrameSize = FrameSize(width: 1280, height: 720), pixelFormat: String = "yuv420p",
+    static func facts(size: FrameSize = FrameSize(width: 1280, height: 720), pixelFormat: PixelFormat = .yuv420p,
                       fullRange: Bool = false, matrix: DisplayMatrix? = nil, audio: Bool = true, live: Bool = false) -> InputFacts {
         var color = ColorDescription.bt709
-        color.isFullRange = fullRange
-        let video = VideoStreamInfo(size: size, pixelFormatName: pixelFormat, frameRate: Rational(30, 1),
+        color.range = fullRange ? .full : .limited
+        let video = VideoStreamInfo(size: size, pixelFormat: pixelFormat, frameRate: Rational(30, 1),
                                     displayMatrix: matrix, colorSpace: color)
         return InputFacts(url: "in.mp4", video: video, audio: nil, isLive: live, duration: 10)
     }
@@ -26,7 +26,7 @@ struct JobPlanTests {
     struct PathCase: CustomTestStringConvertible, Sendable {
         var chain: String
         var output = "out.mp4"
-        var pixelFormat = "yuv420p"
+        var pixelFormat = PixelFormat.yuv420p
         var fullRange = false
         var renditions: [String] = []
         var expected: String
@@ -44,8 +44,8 @@ struct JobPlanTests {
         PathCase(chain: "rotate 12", expected: "rgb"),
         PathCase(chain: "", output: "f/%04d.png", expected: "rgb"),
         PathCase(chain: "mirror", output: "f/%04d.png", expected: "rgb"),
-        PathCase(chain: "", pixelFormat: "yuv422p", expected: "rgb"),
-        PathCase(chain: "mirror", pixelFormat: "yuvj420p", expected: "rgb"),
+        PathCase(chain: "", pixelFormat: .yuv422p, expected: "rgb"),
+        PathCase(chain: "mirror", pixelFormat: .yuvj420p, expected: "rgb"),
         PathCase(chain: "mirror", fullRange: true, expected: "rgb"),
         PathCase(chain: "", fullRange: true, expected: "rgb"),
         PathCase(chain: "", output: "hls/index.m3u8", expected: "passthrough"),
