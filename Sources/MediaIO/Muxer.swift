@@ -50,6 +50,7 @@ public final class Muxer: PacketSink {
     public var displayPath: String { path }
     public let container: OutputContainer
     public let options: ContainerOptions
+    private var finishedBytes: Int64?
 
     private enum Destination {
         case file(AtomicFile)
@@ -176,12 +177,13 @@ public final class Muxer: PacketSink {
         return Int(stream.pointee.index)
     }
 
-    /// Tags a video stream with a display-matrix rotation (degrees clockwise) so players turn it.
-    public func setRotation(streamIndex: Int, clockwiseDegrees: Double) {
-        guard clockwiseDegrees != 0, let stream = context.pointee.streams[streamIndex] else { return }
-        guard let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * MemoryLayout<Int32>.size) else { return }
-        data.withMemoryRebound(to: Int32.self, capacity: 9) { matrix in
-            av_display_rotation_set(matrix, -clockwiseDegrees)
+    /// Tags a video stream with a display matrix (the input's, copied as it is) so players turn and
+    /// mirror it as they would the input.
+    public func setDisplayMatrix(streamIndex: Int, _ matrix: DisplayMatrix) {
+        guard let stream = context.pointee.streams[streamIndex],
+              let data = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * MemoryLayout<Int32>.size) else { return }
+        data.withMemoryRebound(to: Int32.self, capacity: 9) { target in
+            for (i, value) in matrix.values.enumerated() { target[i] = value }
         }
     }
 
@@ -258,6 +260,8 @@ public final class Muxer: PacketSink {
             if context.pointee.pb != nil {
                 // avio buffers: a full disk may only show up when the last bytes are flushed.
                 avio_flush(context.pointee.pb)
+                // The size of the finished file (faststart moved the index, not the end).
+                finishedBytes = avio_size(context.pointee.pb)
                 let ioError = context.pointee.pb.pointee.error
                 let closeCode = avio_closep(&context.pointee.pb)
                 if ioError < 0 { throw failure(ioError, "writing \(displayPath)") }
@@ -287,8 +291,9 @@ public final class Muxer: PacketSink {
         return .processing(FFmpegError(code: code, operation: operation))
     }
 
-    /// Bytes written so far.
+    /// Bytes written so far; after `commit`, the finished file's size.
     public var bytesWritten: Int64 {
+        if let finishedBytes { return finishedBytes }
         guard let pb = context.pointee.pb else { return 0 }
         return avio_tell(pb)
     }

@@ -130,8 +130,8 @@ public struct JobPlan: Sendable {
     public let output: OutputPlan
     /// The output's colour tags.
     public let color: ColorDescription
-    /// `--orientation keep`: the rotation tag copied to the output (degrees clockwise).
-    public let rotationTag: Double?
+    /// `--orientation keep`: the input's display matrix, copied to the output so players turn it alike.
+    public let displayMatrixTag: DisplayMatrix?
     /// A live input skips ahead rather than fall further behind than this.
     public let maxLatency: Duration?
 
@@ -157,7 +157,7 @@ public struct JobPlan: Sendable {
         } catch {
             throw .chain(error)
         }
-        rotationTag = policy == .keep && video.rotationClockwise != 0 ? video.rotationClockwise : nil
+        displayMatrixTag = policy == .keep ? video.displayMatrix : nil
         maxLatency = input.isLive ? configuration.maxLatency : nil
         color = ColorDescription.outputTags(forSource: video.colorSpace, size: video.size)
 

@@ -48,8 +48,9 @@ final class RunOutputs: @unchecked Sendable {
     /// Every artifact, the master last.
     private var artifacts: [any OutputArtifact] { media.map(\.sink) + (master.map { [$0] } ?? []) }
 
-    func tagRotation(of mux: MuxStage, stream: Int, clockwiseDegrees: Double) {
-        (mux.sink as? Muxer)?.setRotation(streamIndex: stream, clockwiseDegrees: clockwiseDegrees)
+    /// `--orientation keep`: container files carry the input's display matrix (HLS and PNG have none).
+    func tagDisplayMatrix(of mux: MuxStage, stream: Int, _ matrix: DisplayMatrix) {
+        (mux.sink as? Muxer)?.setDisplayMatrix(streamIndex: stream, matrix)
     }
 
     /// Headers; a live or event ladder's master is published at once (players may look before a segment exists).
@@ -80,7 +81,11 @@ final class RunOutputs: @unchecked Sendable {
         for artifact in artifacts.reversed() { artifact.discard() }
     }
 
+    /// Bytes written so far, as the mux stages last saw them (safe from any thread).
     var bytesWritten: Int64 { media.reduce(0) { $0 + $1.bytesWritten } }
+
+    /// The finished outputs' bytes (trailers and indexes included); read after `commit`.
+    var committedBytes: Int64 { media.reduce(0) { $0 + $1.sink.bytesWritten } }
 
     /// Every playlist written (HLS), master first.
     var playlists: [String] {

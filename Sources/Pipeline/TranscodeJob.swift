@@ -113,7 +113,7 @@ private final class PlanExecution {
                                    settings: rendition.encoder, globalHeader: mux.sink.wantsGlobalHeader)
             let stage = try EncodeStage(encoder: encoder, mux: mux, constantRate: constantRate, schedule: plan.segmentSchedule,
                                         timing: timing, stopDeadline: stopDeadline)
-            if let degrees = plan.rotationTag { outputs.tagRotation(of: mux, stream: stage.streamIndex, clockwiseDegrees: degrees) }
+            if let matrix = plan.displayMatrixTag { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
             encoders.append(stage)
         }
         self.encoders = encoders
@@ -285,7 +285,7 @@ private final class PlanExecution {
             summary.framesDropped = ticks.droppedFrames
             summary.framesRepeated = ticks.repeatedTicks
         }
-        summary.bytes = outputs.bytesWritten
+        summary.bytes = outputs.committedBytes
         summary.timings = timing.timings
         summary.filterPasses = filter.passes
         summary.wallTime = seconds(since: start)

@@ -37,7 +37,8 @@ extension EndToEnd {
         expectSameCorners(ours, reference)
     }
 
-    /// `--orientation keep`: stored pixels and stored size (640x360), marker still top-left.
+    /// `--orientation keep`: stored pixels and stored size (640x360), marker still top-left, and the
+    /// input's display matrix copied unchanged.
     @Test("--orientation keep keeps the stored frame")
     func keepOrientation() async throws {
         let sandbox = try Sandbox("keep")
@@ -49,6 +50,13 @@ extension EndToEnd {
         try LiveFilter.requireSuccess(result)
         let video = try #require(try await FFprobe.probe(output).video)
         #expect(video.width == 640 && video.height == 360)
+        // The tag is the input's, so a player turns the output exactly as it turns the input.
+        let source = try #require(try await FFprobe.probe(Sample.portraitRotated.url).video)
+        #expect(source.rotation != 0 && video.rotation == source.rotation,
+                "rotation tag \(video.rotation), input's \(source.rotation)")
+        let shownOutput = try await RGBPicture.firstFrame(of: output)
+        let shownInput = try await RGBPicture.firstFrame(of: Sample.portraitRotated.url)
+        #expect(shownOutput.width == shownInput.width && shownOutput.whiteCorners == shownInput.whiteCorners)
         // The stored pixels (ignoring any matrix the output may carry): marker where it was stored.
         let stored = try await RGBPicture.firstFrame(of: output, autorotate: false)
         #expect(stored.whiteCorners == [.topLeft])
