@@ -1,7 +1,7 @@
 import Foundation
 
 /// Thrown by a channel operation after `cancel()`: the run is being torn down, not a failure.
-struct ChannelCancelled: Error {}
+public struct ChannelCancelled: Error, Equatable {}
 
 /// The one connection between pipeline stages: a bounded first-in first-out channel.
 ///
@@ -12,18 +12,20 @@ struct ChannelCancelled: Error {}
 /// producer's error to the receiver after the queued elements. Cancellation: `cancel()` drops
 /// everything and makes every waiting or later operation throw `ChannelCancelled` at once, so a
 /// stop reaches every stage within the frame it is working on. No operation polls or sleeps.
-final class Channel<Element>: @unchecked Sendable {
+public final class Channel<Element>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var items: [Element] = []
+    /// Queued elements from `head` on; a slot is emptied as it is taken, so the channel never keeps
+    /// a frame alive after handing it over.
+    private var items: [Element?] = []
     private var head = 0
     private var openProducers: Int
     private var failure: (any Error)?
     private var cancelled = false
     /// Suspended tasks, resumed on every change to re-check (few waiters: the tick task).
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    let capacity: Int
+    public let capacity: Int
 
-    init(capacity: Int, producers: Int = 1) {
+    public init(capacity: Int, producers: Int = 1) {
         self.capacity = max(1, capacity)
         openProducers = max(1, producers)
     }
@@ -33,7 +35,7 @@ final class Channel<Element>: @unchecked Sendable {
     // MARK: Producer side
 
     /// Waits for room, then queues `element`.
-    func send(_ element: Element) throws(ChannelCancelled) {
+    public func send(_ element: Element) throws(ChannelCancelled) {
         condition.lock()
         defer { condition.unlock() }
         while count >= capacity && !cancelled { condition.wait() }
@@ -42,7 +44,7 @@ final class Channel<Element>: @unchecked Sendable {
 
     /// Suspends until there is room, then queues `element`. Throws `CancellationError` when the
     /// task is cancelled while it waits (an embedding app cancelling an export).
-    func send(_ element: Element) async throws {
+    public func send(_ element: Element) async throws {
         while true {
             try Task.checkCancellation()
             let done: Result<Bool, ChannelCancelled> = lockedAttempt { () throws(ChannelCancelled) -> Bool in
@@ -56,7 +58,7 @@ final class Channel<Element>: @unchecked Sendable {
     }
 
     /// One producer is done. With `discardingPending`, queued elements are dropped (a quick stop).
-    func finish(discardingPending: Bool = false) {
+    public func finish(discardingPending: Bool = false) {
         change {
             openProducers = max(0, openProducers - 1)
             if discardingPending { items.removeAll(); head = 0 }
@@ -64,12 +66,12 @@ final class Channel<Element>: @unchecked Sendable {
     }
 
     /// The receiver gets `error` after the elements already queued.
-    func fail(_ error: any Error) {
+    public func fail(_ error: any Error) {
         change { if failure == nil { failure = error } }
     }
 
     /// Tears the channel down: queued elements are dropped and every operation throws `ChannelCancelled`.
-    func cancel() {
+    public func cancel() {
         change {
             cancelled = true
             items.removeAll()
@@ -80,7 +82,7 @@ final class Channel<Element>: @unchecked Sendable {
     // MARK: Receiver side
 
     /// The next element, waiting for one; nil once every producer has finished and the queue is drained.
-    func receive() throws -> Element? {
+    public func receive() throws -> Element? {
         condition.lock()
         defer { condition.unlock() }
         while !isReadyLocked { condition.wait() }
@@ -89,7 +91,7 @@ final class Channel<Element>: @unchecked Sendable {
 
     /// The next element, suspending for one; nil at the end of the stream. Throws
     /// `CancellationError` when the task is cancelled while it waits.
-    func receive() async throws -> Element? {
+    public func receive() async throws -> Element? {
         while true {
             try Task.checkCancellation()
             let attempt: Result<Element??, any Error> = lockedAttempt { () throws -> Element?? in
@@ -102,7 +104,7 @@ final class Channel<Element>: @unchecked Sendable {
     }
 
     /// What is there now, without waiting: `.some(nil)` at the end of the stream, nil when empty.
-    func tryReceive() throws -> Element?? {
+    public func tryReceive() throws -> Element?? {
         condition.lock()
         defer { condition.unlock() }
         guard isReadyLocked else { return nil }
@@ -122,10 +124,10 @@ final class Channel<Element>: @unchecked Sendable {
     private func dequeueLocked() throws -> Element? {
         if cancelled { throw ChannelCancelled() }
         if count > 0 {
-            let element = items[head]
+            let element = items[head].take()
             head += 1
             // Compact now and then: amortised O(1) without a ring buffer's index arithmetic.
-            if head > 64 && head * 2 > items.count { items.removeFirst(head); head = 0 }
+            if head >= 32 && head * 2 >= items.count { items.removeFirst(head); head = 0 }
             wakeLocked()
             return element
         }
