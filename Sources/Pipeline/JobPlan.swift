@@ -15,12 +15,8 @@ public struct InputFacts: Sendable {
 
     public init(url: String, video: VideoStreamInfo, audio: AudioStreamInfo?, isLive: Bool, duration: Double?,
                 videoBitRate: Int? = nil) {
-        self.url = url
-        self.video = video
-        self.audio = audio
-        self.isLive = isLive
-        self.duration = duration
-        self.videoBitRate = videoBitRate
+        (self.url, self.video, self.audio) = (url, video, audio)
+        (self.isLive, self.duration, self.videoBitRate) = (isLive, duration, videoBitRate)
     }
 }
 

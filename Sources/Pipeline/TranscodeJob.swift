@@ -324,21 +324,13 @@ private final class PlanExecution {
 
 extension JobSummary.VideoPath {
     init(_ path: VideoPath) {
-        switch path {
-        case .passthrough: self = .passthrough
-        case .planar: self = .planar
-        case .rgbChain: self = .rgbChain
-        }
+        switch path { case .passthrough: self = .passthrough; case .planar: self = .planar; case .rgbChain: self = .rgbChain }
     }
 }
 
 extension JobSummary.AudioPath {
     init(_ plan: AudioPlan) {
-        switch plan {
-        case .none: self = .none
-        case .copy: self = .copy
-        case .aac: self = .aac
-        }
+        switch plan { case .none: self = .none; case .copy: self = .copy; case .aac: self = .aac }
     }
 }
 
