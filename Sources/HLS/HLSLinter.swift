@@ -211,7 +211,7 @@ public struct HLSLinter: Sendable {
                         target = n
                     } else {
                         report(line.number, "target-duration-format", .error, "EXT-X-TARGETDURATION '\(value ?? "")' is not a decimal integer")
-                        target = value.flatMap { Double($0) }.map { Int($0.rounded(.up)) } ?? target
+                        target = value.flatMap { Double($0) }.flatMap { Int(exactly: $0.rounded(.up)) } ?? target  // no trap on 1e51
                     }
                 case "#EXT-X-MEDIA-SEQUENCE", "#EXT-X-DISCONTINUITY-SEQUENCE":
                     if let first = firstSegmentLine {
@@ -304,9 +304,9 @@ public struct HLSLinter: Sendable {
 
         if let target {
             for s in segments {
-                guard let d = s.duration, Int(d.rounded()) > target else { continue }
+                guard let d = s.duration, d.rounded() > Double(target) else { continue }
                 report(s.extinf, "target-duration-exceeded", .error,
-                       "EXTINF \(d) rounds to \(Int(d.rounded())), above EXT-X-TARGETDURATION \(target) (line \(targetLine))")
+                       "EXTINF \(d) rounds to \(Int(exactly: d.rounded()).map(String.init) ?? "\(d.rounded())"), above EXT-X-TARGETDURATION \(target) (line \(targetLine))")
             }
         } else if !seen.contains("#EXT-X-TARGETDURATION") {
             report(1, "target-duration-missing", .error, "EXT-X-TARGETDURATION is missing")
