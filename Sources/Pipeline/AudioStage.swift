@@ -65,7 +65,7 @@ final class AudioStage: @unchecked Sendable {
 
     /// Input time cut out by the live loop's latency skips: later audio moves earlier by this much,
     /// and audio that would overlap what was already written is dropped, keeping A/V in sync.
-    /// Set by the tick thread (latency skips), read by the decode thread.
+    /// Set by the tick stage (latency skips), read by the audio stage's thread.
     private let shiftUnits = Mutex<Int64>(0)
     private var shift: Int64 { shiftUnits.withLock { $0 } }
     private var writtenEnd: Int64 = .min
