@@ -5,9 +5,17 @@ import Foundation
 /// Output containers livefilter writes, chosen by the output path.
 public enum OutputContainer: String, Sendable, CaseIterable {
     case mp4, mov, mkv, ts, pngSequence = "png", hls = "m3u8"
+    /// No output: pictures are made up to the encoder's input and dropped (ffmpeg's `-f null -`),
+    /// for measuring and for dry runs. Named by the path `null`.
+    case null
 
-    /// The container for a path: by extension, or a PNG sequence for a `%d`-style pattern ending in .png.
+    /// The container for a path: by extension, a PNG sequence for a `%d`-style pattern ending in
+    /// .png, or no output for the path `null`.
     public init?(path: String) {
+        if path == "null" {
+            self = .null
+            return
+        }
         let ext = (path as NSString).pathExtension.lowercased()
         if ext == "png" {
             guard path.contains("%") else { return nil }
@@ -31,7 +39,7 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         case .mov: "mov"
         case .mkv: "matroska"
         case .ts: "mpegts"
-        case .pngSequence, .hls: nil
+        case .pngSequence, .hls, .null: nil
         }
     }
 

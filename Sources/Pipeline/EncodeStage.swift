@@ -22,11 +22,12 @@ struct MuxItem: @unchecked Sendable {
 }
 
 /// One rendition's encode stage: pictures in, H.264 (or PNG) packets out to its sink's mux stage.
-/// Keyframes are forced where the plan's segment schedule starts a segment.
+/// Keyframes are forced where the plan's segment schedule starts a segment. For `-o null` there is
+/// no encoder: pictures are counted and dropped.
 final class EncodeStage: @unchecked Sendable {
     let input: Channel<EncodeWork>
-    let encoder: Encoder
-    private let mux: MuxStage
+    private let encoder: Encoder?
+    private let mux: MuxStage?
     private let stream: Int
     private let constantRate: Bool
     private let schedule: SegmentSchedule?
@@ -35,6 +36,7 @@ final class EncodeStage: @unchecked Sendable {
     private let written = Atomic<Int>(0)
     /// Written by the encode thread; read after it has ended.
     private var encodedEnd: Int64 = 0
+    private var discardTimeBase = Rational(1, 1)
 
     init(encoder: Encoder, mux: MuxStage, constantRate: Bool, schedule: SegmentSchedule?, timing: TimingRecorder,
          stopDeadline: StopDeadline) throws(MediaError) {
@@ -45,6 +47,19 @@ final class EncodeStage: @unchecked Sendable {
         self.timing = timing
         self.stopDeadline = stopDeadline
         stream = try mux.sink.addStream(from: encoder)
+        input = Channel(capacity: 3)
+    }
+
+    /// The `-o null` stage: takes pictures as an encoder would, then drops them.
+    init(discardingIn timeBase: Rational, timing: TimingRecorder, stopDeadline: StopDeadline) {
+        encoder = nil
+        mux = nil
+        constantRate = true
+        schedule = nil
+        self.timing = timing
+        self.stopDeadline = stopDeadline
+        stream = 0
+        discardTimeBase = timeBase
         input = Channel(capacity: 3)
     }
 
@@ -61,6 +76,7 @@ final class EncodeStage: @unchecked Sendable {
         ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_ENCODER_AFTER"].flatMap { Int($0) }
 
     private func run() throws {
+        guard let encoder, let mux else { return try discardAll() }
         var durations: [Int64: Int64] = [:]
         var lastDuration: Int64 = 1
         var remembered: Frame?
@@ -95,7 +111,18 @@ final class EncodeStage: @unchecked Sendable {
         mux.input.finish()
     }
 
+    private func discardAll() throws {
+        while let work = try input.receive() {
+            switch work {
+            case let .picture(_, _, pts, duration), let .repeatLast(pts, duration):
+                encodedEnd = max(encodedEnd, pts + duration)
+                written.add(1, ordering: .relaxed)
+            }
+        }
+    }
+
     private func drain(deadline: ContinuousClock.Instant?, durations: inout [Int64: Int64], lastDuration: Int64) throws {
+        guard let encoder, let mux else { return }
         while case let .packet(packet) = try timing.measure(.encode, { () throws(FFmpegError) in try encoder.receive() }) {
             if let deadline, ContinuousClock.now > deadline, framesWritten > 0 { return }
             // libx264 leaves durations at zero; muxers want them.
@@ -109,7 +136,7 @@ final class EncodeStage: @unchecked Sendable {
 
     var framesWritten: Int { written.load(ordering: .relaxed) }
     /// Output duration in seconds; read after the stage has ended.
-    var duration: Double { Double(encodedEnd) * encoder.timeBase.doubleValue }
+    var duration: Double { Double(encodedEnd) * (encoder?.timeBase ?? discardTimeBase).doubleValue }
 }
 
 /// The mux stage of one output: the only thread that writes to its sink, so video from the encode

@@ -110,6 +110,8 @@ public enum OutputPlan: Sendable, Equatable {
     case imageSequence(pattern: String)
     /// HLS: a media playlist per rendition, a master at `masterPath` for a ladder.
     case hls(options: HLSOutputOptions, schedule: SegmentSchedule, masterPath: String?)
+    /// `-o null`: every picture is made up to the encoder's input, then dropped; no audio, no file.
+    case discard
 }
 
 /// Every decision of a job, made once from the input's facts and the configuration, before any
@@ -197,6 +199,9 @@ public struct JobPlan: Sendable {
         case .pngSequence:
             renditions = [RenditionPlan(size: geometry.encodeSize, bitRate: nil, encoder: configuration.video, playlistPath: nil)]
             output = .imageSequence(pattern: configuration.output)
+        case .null:
+            renditions = [RenditionPlan(size: geometry.encodeSize, bitRate: nil, encoder: configuration.video, playlistPath: nil)]
+            output = .discard
         default:
             renditions = [RenditionPlan(size: geometry.encodeSize, bitRate: nil, encoder: configuration.video, playlistPath: nil)]
             output = .file(path: configuration.output, container: container)
@@ -204,7 +209,7 @@ public struct JobPlan: Sendable {
         self.renditions = renditions
         videoPath = Self.videoPath(video: video, geometry: geometry, renditions: renditions,
                                    imageSequence: container.isImageSequence)
-        audio = container.isImageSequence ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
+        audio = container.isImageSequence || container == .null ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
     }
 
     /// The cheapest path that gives the chain's picture: no conversion at all when nothing changes
@@ -246,6 +251,7 @@ public struct JobPlan: Sendable {
         case let .file(_, container): container
         case .imageSequence: .pngSequence
         case .hls: .hls
+        case .discard: .null
         }
     }
 

@@ -8,7 +8,7 @@ import MediaIO
 /// (publish) or `discard` (remove everything unfinished) — the one path every failed, cancelled or
 /// signalled-and-abandoned run takes.
 final class RunOutputs: @unchecked Sendable {
-    /// One mux stage per encoded rendition, in the plan's order.
+    /// One mux stage per encoded rendition, in the plan's order (none for `-o null`).
     let media: [MuxStage]
     private let plan: JobPlan
     private let hls: [(writer: HLSWriter, uri: String)]
@@ -41,6 +41,9 @@ final class RunOutputs: @unchecked Sendable {
             let sink = try Muxer(path: path, container: container,
                                  options: ContainerOptions(faststart: container == .mp4 || container == .mov), overwrite: overwrite)
             media = [MuxStage(sink: sink, producers: producers, timing: timing)]
+            hls = []; master = nil
+        case .discard:
+            media = []
             hls = []; master = nil
         }
     }

@@ -11,9 +11,10 @@ public struct SizeEstimate: Sendable {
     /// Megabytes of 8 × 1024 × 1024 bits.
     public var megabytes: Double { bytes / 1_048_576 }
 
-    /// The estimate for a job, or nil when its video is quality-based (CRF) or its duration unknown.
+    /// The estimate for a job, or nil when its video is quality-based (CRF), its duration unknown
+    /// or it writes nothing (`-o null`).
     public init?(job: TranscodeJob) {
-        guard case let .averageBitrate(video)? = job.configuration.video.rateControl,
+        guard job.container != .null, case let .averageBitrate(video)? = job.configuration.video.rateControl,
               let duration = job.demuxer.duration, duration > 0 else { return nil }
         self.duration = duration
         videoBitRate = video

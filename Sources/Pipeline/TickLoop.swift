@@ -17,6 +17,19 @@ public protocol TickInput<Payload> {
     mutating func poll() async throws -> TickInputEvent<Payload>
     /// Time of the newest media received (the live edge), or nil for offline inputs.
     var liveEdge: MediaTime? { get }
+    /// A live input: a tick whose picture is already decided runs at once, ahead of its deadline,
+    /// so a run that joins behind the live edge catches up; an undecided tick waits for its frame
+    /// until its deadline. Offline inputs (false) keep to the clock.
+    var runsAheadOfClock: Bool { get }
+    /// The earliest time the next frame can have (the end of the last frame polled), when known:
+    /// it decides the last tick before a gap in delivery (a segment's end) without waiting for
+    /// the next segment.
+    var nextFrameNotBefore: MediaTime? { get }
+}
+
+extension TickInput {
+    public var runsAheadOfClock: Bool { false }
+    public var nextFrameNotBefore: MediaTime? { nil }
 }
 
 /// What happened on the clock during a run.
@@ -40,9 +53,14 @@ public struct TickStatistics: Sendable {
 ///
 /// One loop serves every case: offline (a `VirtualClock`, an input that blocks: as fast as the
 /// machine goes, same output every run), live (`ContinuousClock`, an input that never blocks), and
-/// tests (a `VirtualClock` that the test advances). When a live input runs ahead of the output by
-/// more than `maxLatency`, the loop skips forward, dropping frames, so latency stays bounded; when
-/// a tick starts late, it repeats the last picture instead of filtering, to catch up.
+/// tests (a `VirtualClock` that the test advances). Tick k's deadline is k periods after the first
+/// frame. A live tick runs as soon as its picture is decided (a later frame has arrived), even
+/// before its deadline: a run that joins a few segments behind the live edge works through them
+/// faster than real time and then keeps pace with the segments as they arrive, so latency is the
+/// input's own delivery plus the work, not the join distance. A tick whose frame has not arrived by
+/// its deadline shows the last picture (a stall repeats, it does not stop the output). When a live
+/// input is ahead of the output by more than `maxLatency`, the loop skips forward, dropping frames;
+/// when a tick starts late, it repeats the last picture instead of filtering, to catch up.
 public struct TickLoop<Payload> {
     public let rate: Rational
     public let maxLatency: Duration?
@@ -84,15 +102,9 @@ public struct TickLoop<Payload> {
         var lookahead: (Payload, MediaTime)? = (firstPayload, origin)
         let start = clock.now
 
-        var k: Int64 = 0
-        while !shouldStop() {
-            let deadline = start.advanced(by: rate.duration(ofTicks: k))
-            try await clock.sleep(until: deadline, tolerance: nil)
-            let late = deadline.duration(to: clock.now)
-            lateness.append(late)
-            let target = selector.targetTime(ofTick: k)
-
-            // Take every frame due by this tick; the newest wins.
+        /// Offers every frame due by `target` (the newest wins); true once the tick's picture is
+        /// decided: a later frame is here, or the input has ended.
+        func gather(upTo target: MediaTime) async throws -> Bool {
             polling: while ended == nil {
                 if lookahead == nil {
                     switch try await input.poll() {
@@ -109,6 +121,27 @@ public struct TickLoop<Payload> {
                 _ = selector.offer(payload, at: shifted(time))
                 lookahead = nil
             }
+            if ended != nil || lookahead != nil { return true }
+            return input.nextFrameNotBefore.map { target < shifted($0) } ?? false
+        }
+        // An undecided live tick looks for its frame again four times a period until its deadline.
+        let recheck = period / 4
+
+        var k: Int64 = 0
+        while !shouldStop() {
+            let deadline = start.advanced(by: rate.duration(ofTicks: k))
+            let target = selector.targetTime(ofTick: k)
+            if input.runsAheadOfClock {
+                while !(try await gather(upTo: target)), clock.now < deadline, !shouldStop() {
+                    let next = clock.now.advanced(by: recheck)
+                    try await clock.sleep(until: next < deadline ? next : deadline, tolerance: nil)
+                }
+            } else {
+                try await clock.sleep(until: deadline, tolerance: nil)
+                _ = try await gather(upTo: target)
+            }
+            let late = max(.zero, deadline.duration(to: clock.now))
+            lateness.append(late)
             if let end = ended, lookahead == nil, !(target < shifted(end)) { break }
 
             // Stay within the latency bound: skip ahead to the live edge.

@@ -116,6 +116,9 @@ private final class PlanExecution {
             if let matrix = plan.displayMatrixTag { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
             encoders.append(stage)
         }
+        if plan.output == .discard {
+            encoders = [EncodeStage(discardingIn: timeBase, timing: timing, stopDeadline: stopDeadline)]
+        }
         self.encoders = encoders
         filter = try FilterStage(plan: plan, outputs: encoders, timing: timing)
         reader = ReadStage(demuxer: demuxer, audioStream: plan.audio == .none ? nil : demuxer.audio?.index,
@@ -387,4 +390,7 @@ struct LiveTickInput: TickInput {
     var liveEdge: MediaTime? {
         reader.newestVideoTimestamp.map { decode.time($0 - decode.origin) }
     }
+
+    var runsAheadOfClock: Bool { true }
+    var nextFrameNotBefore: MediaTime? { lastEnd == .zero ? nil : lastEnd }
 }

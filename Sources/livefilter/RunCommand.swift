@@ -18,7 +18,7 @@ struct RunCommand: AsyncParsableCommand {
     @Argument(help: "Input file or URL.")
     var input: String
 
-    @Option(name: [.short, .long], help: "Output path.")
+    @Option(name: [.short, .long], help: "Output path: .mp4 .mov .mkv .ts, .m3u8 (HLS), frames/%05d.png, or null (filter and drop every picture, like ffmpeg's -f null).")
     var output: String
 
     @OptionGroup var job: JobOptions

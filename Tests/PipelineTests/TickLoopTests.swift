@@ -36,6 +36,10 @@ struct ScriptedInput: TickInput {
         return .frame(next, Self.ms(times[next]))
     }
 
+    var runsAheadOfClock: Bool { arrivals != nil }
+    /// Frames last a 30 fps period.
+    var nextFrameNotBefore: MediaTime? { next == 0 ? nil : Self.ms(times[next - 1] + 33) }
+
     var liveEdge: MediaTime? {
         guard arrivals != nil else { return nil }
         // Everything that has arrived by now, not just what was polled.
@@ -114,5 +118,33 @@ struct TickLoopTests {
         #expect(stats.latencySkips >= 1)
         #expect(stats.droppedFrames > 100)
         #expect(count < 150)
+    }
+
+    @Test func liveRunJoinedBehindTheEdgeCatchesUpThenKeepsPace() async throws {
+        // 20 s of 30 fps live input in 2 s segments; the run joins with 3 segments (6 s) already
+        // published, then a segment arrives every 2 s, whole. Each frame takes 10 ms to filter.
+        let segment: Int64 = 2000
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var emitted: [(index: Int64, at: Int64, new: Bool)] = []
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10)).run(clock: clock, input: &input) { tick in
+            if tick.isNewFrame { clock.advance(by: .milliseconds(10)) }
+            let now = clock.now.offset.components
+            emitted.append((tick.index, now.seconds * 1000 + now.attoseconds / 1_000_000_000_000_000, tick.isNewFrame))
+        }
+        #expect(emitted.map(\.index) == Array(0..<600))
+        #expect(stats.repeatedTicks == 0 && stats.droppedFrames == 0, "every frame shown once")
+        // The 6 s joined behind the edge are worked through in 180 × 10 ms, not 6 s of clock.
+        #expect(emitted[179].at <= 2000)
+        // After that, each segment's last tick is emitted once its 60 frames are done (600 ms of
+        // work) after it arrived: the display link no longer lags by the join distance.
+        for first in stride(from: 240, to: 600, by: 60) {
+            let last = emitted[first + 59]
+            let arrival = arrivals[first + 59]
+            #expect(last.at - arrival <= 700, "segment at tick \(first): emitted \(last.at) ms, arrived \(arrival) ms")
+        }
+        #expect(stats.lateTicks == 0)
     }
 }
