@@ -47,11 +47,13 @@ public struct GaussianBlur: Filter, Hashable {
     }
 }
 
-final class GaussianBlurRenderer: FilterRenderer {
+final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
     let inputSize: FrameSize
     var outputSize: FrameSize { inputSize }
     private let region: PixelRect
     private let workers: Int
+    /// 3 for packed RGB, 1 for a plane.
+    private let channels: Int
     /// Small sigmas: direct FIR taps; per band a padded row and a ring of 2R + 1 filtered rows.
     private let taps: [Float]
     private let ringStride: Int
@@ -60,18 +62,19 @@ final class GaussianBlurRenderer: FilterRenderer {
     /// Sigma ≥ 2: decimate, blur small, interpolate back.
     private let decimated: DecimatedBlur?
 
-    init(sigma: Double, region: PixelRect, inputSize: FrameSize, workers: Int = Parallel.workerCount) {
+    init(sigma: Double, region: PixelRect, inputSize: FrameSize, channels: Int = 3, workers: Int = Parallel.workerCount) {
         self.inputSize = inputSize
         self.region = region
         self.workers = workers
+        self.channels = channels
         decimated = DecimationPlan(sigma: sigma).map {
-            DecimatedBlur(plan: $0, width: region.width, height: region.height, workers: workers)
+            DecimatedBlur(plan: $0, width: region.width, height: region.height, channels: channels, workers: workers)
         }
-        let samples = 3 * region.width
+        let samples = channels * region.width
         ringStride = (samples + 15) / 16 * 16 + 16
         if decimated == nil {
             taps = gaussianTaps(sigma: sigma)
-            let padded = 3 * (region.width + 2 * (taps.count - 1)) + 32
+            let padded = channels * (region.width + 2 * (taps.count - 1)) + 32
             rowScratch = (0..<workers).map { _ in ScratchBuffer(count: padded, zero: 0) }
             let ring = ringStride * (2 * taps.count - 1) + 16
             ringScratch = (0..<workers).map { _ in ScratchBuffer(count: ring, zero: 0) }
@@ -83,8 +86,18 @@ final class GaussianBlurRenderer: FilterRenderer {
     }
 
     func render(_ source: RGBImage, into destination: RGBImage) {
-        copyOutside(source, destination)
-        let input = PixelRegion(source, region), output = PixelRegion(destination, region)
+        precondition(channels == 3, "a plane blur renders planes")
+        copyOutside(source.baseAddress, source.bytesPerRow, destination.baseAddress, destination.bytesPerRow)
+        blur(PixelRegion(source, region), PixelRegion(destination, region))
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        precondition(channels == 1, "an RGB blur renders RGB images")
+        copyOutside(source.base, source.stride, destination.base, destination.stride)
+        blur(PixelRegion(source, region), PixelRegion(destination, region))
+    }
+
+    private func blur(_ input: PixelRegion, _ output: PixelRegion) {
         if let decimated {
             decimated.render(input, output)
             return
@@ -99,17 +112,18 @@ final class GaussianBlurRenderer: FilterRenderer {
     }
 
     /// Copies the pixels outside the blurred region unchanged.
-    private func copyOutside(_ source: RGBImage, _ destination: RGBImage) {
-        let r = region
+    private func copyOutside(_ source: UnsafeMutablePointer<UInt8>, _ sourceStride: Int,
+                             _ destination: UnsafeMutablePointer<UInt8>, _ destinationStride: Int) {
+        let r = region, c = channels
         guard r.size != inputSize else { return }
-        let rowBytes = 3 * inputSize.width
+        let rowBytes = c * inputSize.width
         for y in 0..<inputSize.height {
-            let s = source.row(y), d = destination.row(y)
+            let s = source + y * sourceStride, d = destination + y * destinationStride
             if y < r.y || y >= r.y + r.height {
                 d.update(from: s, count: rowBytes)
             } else {
-                d.update(from: s, count: 3 * r.x)
-                let right = 3 * (r.x + r.width)
+                d.update(from: s, count: c * r.x)
+                let right = c * (r.x + r.width)
                 (d + right).update(from: s + right, count: rowBytes - right)
             }
         }

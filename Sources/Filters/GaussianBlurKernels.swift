@@ -15,18 +15,29 @@ func gaussianTaps(sigma: Double, radiusFactor: Double = 4) -> [Float] {
     return raw.map { Float($0 / total) }
 }
 
-/// A view of an 8-bit RGB region: `width` pixels by `height` rows, rows `stride` bytes apart.
+/// A view of an 8-bit region: `width` pixels of `channels` interleaved samples (3 for RGB, 1 for
+/// one plane of a Y′CbCr picture) by `height` rows, rows `stride` bytes apart.
 struct PixelRegion: @unchecked Sendable {
     var base: UnsafeMutablePointer<UInt8>
     var width: Int
     var height: Int
     var stride: Int
+    var channels: Int
 
     init(_ image: RGBImage, _ rect: PixelRect) {
         base = image.row(rect.y) + 3 * rect.x
         width = rect.width
         height = rect.height
         stride = image.bytesPerRow
+        channels = 3
+    }
+
+    init(_ plane: Plane, _ rect: PixelRect) {
+        base = plane.base + rect.y * plane.stride + rect.x
+        width = rect.width
+        height = rect.height
+        stride = plane.stride
+        channels = 1
     }
 
     @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
@@ -98,34 +109,35 @@ enum FIRBlurKernel {
                            padded: UnsafeMutablePointer<Float>) {
         let radius = taps.count - 1
         let w = source.width
-        let samples = 3 * w
+        let ch = source.channels
+        let samples = ch * w
         taps.withUnsafeBufferPointer { taps in
             for y in rows {
                 let s = source.row(y)
                 // Row with R edge pixels repeated on both sides.
                 var j = 0
                 while j + 16 <= samples {
-                    store16(SIMD16<Float>(UnsafeRawPointer(s + j).loadUnaligned(as: SIMD16<UInt8>.self)), padded + (3 &* radius &+ j))
+                    store16(SIMD16<Float>(UnsafeRawPointer(s + j).loadUnaligned(as: SIMD16<UInt8>.self)), padded + (ch &* radius &+ j))
                     j &+= 16
                 }
-                while j < samples { padded[3 &* radius &+ j] = Float(s[j]); j &+= 1 }
+                while j < samples { padded[ch &* radius &+ j] = Float(s[j]); j &+= 1 }
                 for k in 0..<radius {
-                    for c in 0..<3 {
-                        padded[3 &* k &+ c] = Float(s[c])
-                        padded[3 &* (radius &+ w &+ k) &+ c] = Float(s[3 &* (w &- 1) &+ c])
+                    for c in 0..<ch {
+                        padded[ch &* k &+ c] = Float(s[c])
+                        padded[ch &* (radius &+ w &+ k) &+ c] = Float(s[ch &* (w &- 1) &+ c])
                     }
                 }
                 let out = plane.row(y)
-                let center = UnsafePointer(padded + 3 &* radius)
+                let center = UnsafePointer(padded + ch &* radius)
                 var i = 0
                 while i < samples {
                     let c = center + i
                     var acc = taps[0] * load16(c)
-                    var k = 1, offset = 3
+                    var k = 1, offset = ch
                     while k <= radius {
                         acc += taps[k] * (load16(c - offset) + load16(c + offset))
                         k &+= 1
-                        offset &+= 3
+                        offset &+= ch
                     }
                     store16(acc, out + i)
                     i &+= 16
@@ -144,7 +156,7 @@ extension FIRBlurKernel {
         let radius = taps.count - 1
         let size = 2 * radius + 1
         let h = source.height
-        let samples = 3 * destination.width
+        let samples = destination.channels * destination.width
         var next = max(0, rows.lowerBound - radius)   // next source row to filter horizontally
         taps.withUnsafeBufferPointer { weights in
         withUnsafeTemporaryAllocation(of: UnsafePointer<Float>.self, capacity: 2 * radius + 2) { pointers in

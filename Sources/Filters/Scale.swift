@@ -251,3 +251,164 @@ enum ScaleKernel {
         return bits[0] | bits[1] << 8 | bits[2] << 16
     }
 }
+
+/// The horizontal taps of a plane resampler as contiguous windows: output i reads `taps` samples
+/// of a reflect-padded row from `starts[i]` (zero weights where the kernel is shorter), so each
+/// output is one vector load and multiply. Same kernel, support and normalisation as
+/// `ResampleAxis`; only the reflection at the edges moves into the row's padding.
+struct WindowAxis: Sendable {
+    /// Window length, a multiple of 8.
+    let taps: Int
+    /// Padding on each side of the row, in samples.
+    let margin: Int
+    /// Window start in the padded row (sample j of the row is at margin + j).
+    let starts: [Int32]
+    let weights: [Float]
+
+    init(source: Int, destination: Int, method: Scale.Method) {
+        let scale = Double(source) / Double(destination)
+        var windows: [(first: Int, weights: [Double])] = []
+        windows.reserveCapacity(destination)
+        for i in 0..<destination {
+            var first = 0
+            var row: [Double] = []
+            switch method {
+            case .area:
+                let lo = Double(i) * scale, hi = Double(i + 1) * scale
+                first = Int(lo.rounded(.down))
+                var j = first
+                while Double(j) < hi, j < source {
+                    row.append(max(0, min(hi, Double(j + 1)) - max(lo, Double(j))))
+                    j += 1
+                }
+            case .bilinear, .bicubic:
+                let radius = method == .bilinear ? 1.0 : 2.0
+                let stretch = max(1, scale)
+                let support = radius * stretch
+                let center = (Double(i) + 0.5) * scale - 0.5
+                first = Int((center - support).rounded(.up))
+                var j = first
+                while Double(j) <= center + support {
+                    let x = abs(Double(j) - center) / stretch
+                    row.append(method == .bilinear ? max(0, 1 - x) : ResampleAxis.cubic(x))
+                    j += 1
+                }
+            }
+            let total = row.reduce(0, +)
+            if row.isEmpty || total == 0 {
+                windows.append((min(source - 1, max(0, Int((Double(i) + 0.5) * scale))), [1]))
+            } else {
+                windows.append((first, row.map { $0 / total }))
+            }
+        }
+        let longest = windows.map(\.weights.count).max() ?? 1
+        let taps = (longest + 7) / 8 * 8
+        self.taps = taps
+        let reach = windows.map { max(-$0.first, $0.first + taps - source) }.max() ?? 0
+        let margin = max(0, reach) + 8
+        self.margin = margin
+        var starts = [Int32](), weights = [Float]()
+        for window in windows {
+            starts.append(Int32(margin + window.first))
+            for k in 0..<taps { weights.append(k < window.weights.count ? Float(window.weights[k]) : 0) }
+        }
+        self.starts = starts
+        self.weights = weights
+    }
+}
+
+/// Resizes one plane: per output row, the vertical taps into a float row (16 samples a vector),
+/// its edges reflected into padding, then each output sample one window × weights dot product.
+final class PlaneScaleRenderer: PlaneRenderer {
+    let inputSize: FrameSize
+    let outputSize: FrameSize
+    private let horizontal: WindowAxis
+    private let vertical: ResampleAxis
+    private let rows: [ScratchBuffer<Float>]
+    private let workers: Int
+
+    init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
+        self.inputSize = inputSize
+        self.outputSize = outputSize
+        self.workers = workers
+        horizontal = WindowAxis(source: inputSize.width, destination: outputSize.width, method: method)
+        vertical = ResampleAxis(source: inputSize.height, destination: outputSize.height, method: method)
+        let length = inputSize.width + 2 * horizontal.margin + 32
+        rows = (0..<workers).map { _ in ScratchBuffer(count: length, zero: 0) }
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        if inputSize == outputSize {
+            for y in 0..<inputSize.height { destination.row(y).update(from: source.row(y), count: inputSize.width) }
+            return
+        }
+        let horizontal = horizontal, vertical = vertical, rows = rows
+        let bands = Parallel.bandCount(for: outputSize.height, minimumPerBand: 16, workers: workers)
+        Parallel.forEachBand(of: outputSize.height, bands: bands) { band, range in
+            PlaneScaleKernel.rows(range, source: source, destination: destination, horizontal: horizontal, vertical: vertical,
+                                  row: rows[band].base)
+        }
+    }
+}
+
+enum PlaneScaleKernel {
+    static func rows(_ range: Range<Int>, source: Plane, destination: Plane, horizontal: WindowAxis, vertical: ResampleAxis,
+                     row: UnsafeMutablePointer<Float>) {
+        let w = source.width, outW = destination.width
+        let margin = horizontal.margin, taps = horizontal.taps
+        let line = row + margin
+        vertical.indices.withUnsafeBufferPointer { vIndex in
+        vertical.weights.withUnsafeBufferPointer { vWeight in
+        horizontal.starts.withUnsafeBufferPointer { starts in
+        horizontal.weights.withUnsafeBufferPointer { hWeight in
+            let vTaps = vertical.taps
+            for y in range {
+                // Vertical: line = Σ w_k · source row k.
+                var i = 0
+                while i + 16 <= w {
+                    var acc = SIMD16<Float>()
+                    for k in 0..<vTaps {
+                        let p = source.row(Int(vIndex[y * vTaps + k])) + i
+                        acc += vWeight[y * vTaps + k] * SIMD16<Float>(UnsafeRawPointer(p).loadUnaligned(as: SIMD16<UInt8>.self))
+                    }
+                    store16(acc, line + i)
+                    i += 16
+                }
+                while i < w {
+                    var acc: Float = 0
+                    for k in 0..<vTaps { acc += vWeight[y * vTaps + k] * Float(source.row(Int(vIndex[y * vTaps + k]))[i]) }
+                    line[i] = acc
+                    i += 1
+                }
+                // Reflect about the edge samples into the padding (…, 2, 1, 0, 1, 2, …).
+                for m in 1...margin {
+                    line[-m] = line[ResampleAxis.reflect(-m, w)]
+                    line[w - 1 + m] = line[ResampleAxis.reflect(w - 1 + m, w)]
+                }
+                // Horizontal: 8 outputs at a time, each a window dot product; rounded together.
+                let out = destination.row(y)
+                var x = 0
+                while x < outW {
+                    let count = min(8, outW - x)
+                    var sums = SIMD8<Float>()
+                    for lane in 0..<count {
+                        let o = x + lane
+                        let p = UnsafePointer(row + Int(starts[o]))
+                        let wp = hWeight.baseAddress! + o * taps
+                        var acc = load8(p) * load8(wp)
+                        var k = 8
+                        while k < taps {
+                            acc += load8(p + k) * load8(wp + k)
+                            k += 8
+                        }
+                        let h = acc.lowHalf + acc.highHalf
+                        let q = h.lowHalf + h.highHalf
+                        sums[lane] = q[0] + q[1]
+                    }
+                    storeBytes8(sums, to: out + x, count: count)
+                    x += 8
+                }
+            }
+        }}}}
+    }
+}

@@ -110,6 +110,17 @@ public struct YUVConverter: Hashable, Sendable {
         return (a, c * 2 * (1 - kr), -c * 2 * (1 - kb) * kb / kg, -c * 2 * (1 - kr) * kr / kg, c * 2 * (1 - kb))
     }
 
+    /// The Y′, Cb, Cr samples of one RGB colour (a pad's fill, say), rounded.
+    public func samples(of color: RGBColor) -> (y: UInt8, cb: UInt8, cr: UInt8) {
+        let m = forwardMatrix
+        let rgb = [Double(color.r), Double(color.g), Double(color.b)]
+        func sample(_ row: Int, _ offset: Double) -> UInt8 {
+            let value = m[row][0] * rgb[0] + m[row][1] * rgb[1] + m[row][2] * rgb[2] + offset
+            return UInt8(min(max(value.rounded(), 0), 255))
+        }
+        return (sample(0, yOffset), sample(1, 128), sample(2, 128))
+    }
+
     // MARK: RGB → 4:2:0
 
     /// Converts `yuv.width`×`yuv.height` pixels of packed RGB24 at `rgb` (rows `bytesPerRow` apart) into `yuv`.

@@ -111,13 +111,7 @@ public final class RGBToFrame {
     public func convert(_ image: RGBImage) throws(MediaError) -> Frame {
         precondition(image.width >= size.width && image.height >= size.height, "RGBToFrame: image \(image.size) smaller than \(size)")
         let frame = try pool.makeFrame()
-        let f = frame.pointer
-        let view = PlanarYUV420View(
-            width: size.width, height: size.height,
-            y: lf_frame_data(f, 0), yStride: Int(lf_frame_linesize(f, 0)),
-            u: lf_frame_data(f, 1), uStride: Int(lf_frame_linesize(f, 1)),
-            v: lf_frame_data(f, 2), vStride: Int(lf_frame_linesize(f, 2)))
-        converter.rgbToYUV420(UnsafePointer(image.baseAddress), bytesPerRow: image.bytesPerRow, into: view)
+        converter.rgbToYUV420(UnsafePointer(image.baseAddress), bytesPerRow: image.bytesPerRow, into: frame.planarView)
         return frame
     }
 }
@@ -187,24 +181,26 @@ final class FramePool {
     }
 }
 
-/// Applies a `PlanarMove` (mirrors and quarter turns) to decoded yuv420p frames plane by plane:
-/// exact, with no trip through RGB.
-public final class PlanarFrameMover {
+/// Runs a chain on decoded yuv420p frames plane by plane (`PlanarChainRenderer`): the chain's
+/// picture with no trip through RGB.
+public final class PlanarFrameFilter {
     public let inputSize: FrameSize
     public let outputSize: FrameSize
-    private let move: PlanarMove
+    public let renderer: PlanarChainRenderer
     private let pool: FramePool
 
-    /// Nil when the move cannot run on 4:2:0 planes of this size (odd sizes split chroma samples).
-    public init?(move: PlanarMove, inputSize: FrameSize) {
-        guard inputSize.width % 2 == 0, inputSize.height % 2 == 0 else { return nil }
-        self.move = move
+    /// Nil when the chain cannot run on the planes of this size (see `PlanarChainRenderer`).
+    /// `color` is the stream's matrix: it gives a pad's fill colour as samples.
+    public init?(chain: FilterChain, inputSize: FrameSize, color: ColorDescription) {
+        let converter = YUVConverter(matrix: RGBToFrame.matrix(color.matrix), range: .limited)
+        guard let renderer = PlanarChainRenderer(chain: chain, inputSize: inputSize, color: converter) else { return nil }
         self.inputSize = inputSize
-        outputSize = move.outputSize(for: inputSize)
+        self.renderer = renderer
+        outputSize = renderer.outputSize
         pool = FramePool(size: outputSize, format: AV_PIX_FMT_YUV420P)
     }
 
-    /// Whether `frame` is a yuv420p picture of the expected size (a stream can change mid-way).
+    /// Whether `frame` is a limited-range yuv420p picture of the expected size (a stream can change mid-way).
     public func accepts(_ frame: Frame) -> Bool {
         let f = frame.pointer.pointee
         // Limited range only: the encoder is tagged and fed limited-range samples.
@@ -212,18 +208,25 @@ public final class PlanarFrameMover {
             && Int(f.width) == inputSize.width && Int(f.height) == inputSize.height
     }
 
-    /// A new frame holding the moved picture.
+    /// A new frame holding the filtered picture.
     public func apply(_ frame: Frame) throws(MediaError) -> Frame {
         let out = try pool.makeFrame()
-        let s = frame.pointer, d = out.pointer
-        let chroma = FrameSize(width: inputSize.width / 2, height: inputSize.height / 2)
-        for plane in 0..<3 {
-            move.apply(lf_frame_data(s, Int32(plane)), sourceStride: Int(lf_frame_linesize(s, Int32(plane))),
-                       size: plane == 0 ? inputSize : chroma,
-                       into: lf_frame_data(d, Int32(plane)), destinationStride: Int(lf_frame_linesize(d, Int32(plane))))
-        }
-        d.pointee.color_range = s.pointee.color_range
-        d.pointee.colorspace = s.pointee.colorspace
+        renderer.render(frame.planarView, into: out.planarView)
+        out.pointer.pointee.color_range = frame.pointer.pointee.color_range
+        out.pointer.pointee.colorspace = frame.pointer.pointee.colorspace
         return out
+    }
+}
+
+extension Frame {
+    /// The three planes of a yuv420p frame, as a view valid while the frame lives (check the
+    /// format first: other layouts are not three 4:2:0 planes).
+    public var planarView: PlanarYUV420View {
+        let f = pointer
+        return PlanarYUV420View(
+            width: Int(f.pointee.width), height: Int(f.pointee.height),
+            y: lf_frame_data(f, 0), yStride: Int(lf_frame_linesize(f, 0)),
+            u: lf_frame_data(f, 1), uStride: Int(lf_frame_linesize(f, 1)),
+            v: lf_frame_data(f, 2), vStride: Int(lf_frame_linesize(f, 2)))
     }
 }

@@ -17,8 +17,12 @@ final class FrameFilter {
     private let chain: ChainRenderer
     private let timing: TimingRecorder
 
-    init(video: VideoStreamInfo, chain: FilterChain, timing: TimingRecorder) throws(MediaError) {
-        toRGB = FrameToRGB(outputSize: video.size, color: video.colorSpace)
+    /// `assumedMatrix` stands in for a stream that does not say its matrix: the one the output is
+    /// tagged with, so an untagged picture keeps its colours (and matches the planar path's).
+    init(video: VideoStreamInfo, chain: FilterChain, assumedMatrix: ColorMatrix, timing: TimingRecorder) throws(MediaError) {
+        var color = video.colorSpace
+        if color.matrix == .unspecified { color.matrix = assumedMatrix }
+        toRGB = FrameToRGB(outputSize: video.size, color: color)
         source = RGBImage(size: video.size)
         do {
             self.chain = try ChainRenderer(chain: chain, inputSize: video.size)
@@ -83,10 +87,10 @@ final class FilterStage: @unchecked Sendable {
     private let outputs: [EncodeStage]
     private let filter: FrameFilter?
     private let converters: [RenditionConverter]
-    private let mover: PlanarFrameMover?
+    private let planar: PlanarFrameFilter?
     private let timing: TimingRecorder
     private let filtered = Atomic<Int>(0)
-    private let moved = Atomic<Int>(0)
+    private let planarFrames = Atomic<Int>(0)
     /// The chain's per-pass times, published for progress readers on other threads.
     private let publishedPasses = Mutex<[FilterPassTime]>([])
 
@@ -96,14 +100,11 @@ final class FilterStage: @unchecked Sendable {
         self.timing = timing
         work = Channel(capacity: 2)
         let video = plan.input.video
-        if case let .planar(move) = path {
-            mover = PlanarFrameMover(move: move, inputSize: video.size)
-        } else {
-            mover = nil
-        }
+        planar = path == .planar ? PlanarFrameFilter(chain: plan.geometry.chain, inputSize: video.size, color: plan.color) : nil
+        planar?.renderer.measuresPasses = true
         // The planar path keeps the RGB chain for frames that change format or size mid-stream.
         if path != .passthrough {
-            filter = try FrameFilter(video: video, chain: plan.geometry.chain, timing: timing)
+            filter = try FrameFilter(video: video, chain: plan.geometry.chain, assumedMatrix: plan.color.matrix, timing: timing)
             converters = try plan.renditions.map { rendition throws(MediaError) in
                 try RenditionConverter(size: rendition.size, chainOutputSize: plan.geometry.chainOutputSize,
                                        rgbEncoder: plan.container.isImageSequence, color: plan.color, timing: timing)
@@ -142,9 +143,10 @@ final class FilterStage: @unchecked Sendable {
             for output in outputs { try output.input.send(.picture(input, remember: input, pts: pts, duration: duration)) }
             return
         }
-        if let mover, mover.accepts(frame) {
-            let result = try timing.measure(.filter) { () throws(MediaError) in try mover.apply(frame) }
-            moved.add(1, ordering: .relaxed)
+        if let planar, planar.accepts(frame) {
+            let result = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame) }
+            let count = planarFrames.add(1, ordering: .relaxed).newValue
+            if count % 8 == 1 { publishedPasses.withLock { $0 = planarPasses(planar) } }
             for output in outputs {
                 try output.input.send(.picture(result.newReference(), remember: result, pts: pts, duration: duration))
             }
@@ -160,14 +162,22 @@ final class FilterStage: @unchecked Sendable {
         }
     }
 
-    /// Pictures that went through the chain or the plane move.
-    var framesFiltered: Int { filtered.load(ordering: .relaxed) + moved.load(ordering: .relaxed) }
-    /// Pictures that went through the RGB chain (progress counts these).
-    var framesThroughChain: Int { filtered.load(ordering: .relaxed) }
+    /// Pictures that went through the chain, on RGB or on the planes.
+    var framesFiltered: Int { filtered.load(ordering: .relaxed) + planarFrames.load(ordering: .relaxed) }
+    /// Pictures that went through the chain, on RGB or on the planes (progress counts these).
+    var framesThroughChain: Int { filtered.load(ordering: .relaxed) + planarFrames.load(ordering: .relaxed) }
     /// Per-pass times as last published (exact once the stage has ended and `publishFinalPasses` ran).
     var passes: [FilterPassTime] { publishedPasses.withLock { $0 } }
 
     private func publishFinalPasses() {
-        if let filter { publishedPasses.withLock { $0 = filter.passes } }
+        if let planar, planarFrames.load(ordering: .relaxed) > 0 {
+            publishedPasses.withLock { $0 = planarPasses(planar) }
+        } else if let filter {
+            publishedPasses.withLock { $0 = filter.passes }
+        }
+    }
+
+    private func planarPasses(_ planar: PlanarFrameFilter) -> [FilterPassTime] {
+        zip(planar.renderer.passNames, planar.renderer.passNanoseconds).map(FilterPassTime.init)
     }
 }

@@ -31,6 +31,8 @@ public struct JobConfiguration: Sendable {
     public var inputOptions = InputOptions()
     /// Pace a file or VOD input like live, on the wall clock (restreaming a file as live HLS).
     public var realtime = false
+    /// Run the chain on RGB pictures even where it would give the same picture on the YUV planes.
+    public var exactRGB = false
     /// On a live input, skip ahead (dropping frames) when the output falls this far behind the live edge.
     public var maxLatency: Duration = .seconds(10)
     /// HLS output settings (for a `.m3u8` output).
@@ -111,7 +113,7 @@ public struct JobSummary: Sendable {
     public enum VideoPath: String, Sendable {
         case rgbChain = "decode → RGB chain → encode"
         case passthrough = "decode → encode (no RGB round trip)"
-        case planar = "decode → exact pixel move on the YUV planes → encode (no RGB round trip)"
+        case planar = "decode → chain on the YUV planes → encode (no RGB round trip)"
     }
     public enum AudioPath: String, Sendable { case copy = "copied", aac = "AAC re-encode", none = "none" }
 

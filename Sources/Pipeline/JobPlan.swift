@@ -24,8 +24,9 @@ public struct InputFacts: Sendable {
 public enum VideoPath: Sendable, Equatable {
     /// Decoded frames go to the encoder as they are (no chain, same size, 4:2:0).
     case passthrough
-    /// Mirrors and quarter turns done exactly on the decoded 4:2:0 planes: no colour conversion.
-    case planar(PlanarMove)
+    /// The chain run on the decoded 4:2:0 planes (`PlanarChainRenderer`: blur, scale, crop, pad,
+    /// mirrors and quarter turns): the RGB chain's picture with no colour conversion.
+    case planar
     /// Decoded → RGB → the chain → (scaled per rendition) → YUV.
     case rgbChain
 }
@@ -208,21 +209,22 @@ public struct JobPlan: Sendable {
         }
         self.renditions = renditions
         videoPath = Self.videoPath(video: video, geometry: geometry, renditions: renditions,
-                                   imageSequence: container.isImageSequence)
+                                   imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB)
         audio = container.isImageSequence || container == .null ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
     }
 
     /// The cheapest path that gives the chain's picture: no conversion at all when nothing changes
-    /// the picture, exact plane moves for mirrors and quarter turns, else the RGB chain.
+    /// the picture, the chain on the decoded planes when every filter in it allows, else the RGB chain.
     static func videoPath(video: VideoStreamInfo, geometry: OutputGeometry, renditions: [RenditionPlan],
-                          imageSequence: Bool) -> VideoPath {
+                          imageSequence: Bool, exactRGB: Bool = false) -> VideoPath {
         // PNG frames are RGB; anything but limited-range 4:2:0 goes through the converter.
         guard !imageSequence, video.decodesToLimitedRange420 else { return .rgbChain }
         // Every rendition must take the chain's picture as it is (a ladder scales in RGB).
         guard renditions.allSatisfy({ $0.size == geometry.encodeSize }) else { return .rgbChain }
         if geometry.chain.isEmpty, geometry.encodeSize == video.size { return .passthrough }
-        if let move = geometry.chain.planarMove(for: video.size), move.outputSize(for: video.size) == geometry.encodeSize {
-            return .planar(move)
+        if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
+           PlanarChainRenderer.supports(geometry.chain, inputSize: video.size) {
+            return .planar
         }
         return .rgbChain
     }

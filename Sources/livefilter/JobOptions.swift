@@ -18,6 +18,9 @@ struct JobOptions: ParsableArguments {
     @Option(help: "auto: apply the input's rotation tag to the pixels; keep: leave pixels and tag; ignore: neither.")
     var orientation: OrientationPolicy?
 
+    @Flag(help: "Run the chain on RGB pictures even where it gives the same picture on the decoded YUV planes (slower; for comparing).")
+    var exactRGB = false
+
     @Option(help: "Round the output's width and height to a multiple of 2, 8 or 16.")
     var align: Int?
 
@@ -137,6 +140,7 @@ struct JobOptions: ParsableArguments {
         config.video = videoSettings
         config.audio = audioSettings
         config.realtime = realtime
+        config.exactRGB = exactRGB
         config.maxLatency = .milliseconds(Int64(maxLatency * 1000))
         config.stallTimeout = stallTimeout.map { .milliseconds(Int64($0 * 1000)) }
         config.inputOptions.variant = variant

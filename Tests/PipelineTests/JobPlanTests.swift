@@ -29,6 +29,7 @@ struct JobPlanTests {
         var pixelFormat = PixelFormat.yuv420p
         var fullRange = false
         var renditions: [String] = []
+        var exactRGB = false
         var expected: String
         var testDescription: String { "\(chain.isEmpty ? "(empty)" : chain) → \(output) \(pixelFormat) \(renditions) = \(expected)" }
     }
@@ -38,10 +39,18 @@ struct JobPlanTests {
         PathCase(chain: "mirror", expected: "planar"),
         PathCase(chain: "rotate 90 | mirror vertical", expected: "planar"),
         PathCase(chain: "rotate 180", expected: "planar"),
-        PathCase(chain: "blur 2", expected: "rgb"),
-        PathCase(chain: "mirror | blur 2", expected: "rgb"),
-        PathCase(chain: "scale 640x360", expected: "rgb"),
+        // Linear filters on even geometry run on the planes too (PlanarChainTests: same picture).
+        PathCase(chain: "blur 2", expected: "planar"),
+        PathCase(chain: "mirror | blur 2", expected: "planar"),
+        PathCase(chain: "scale 640x360", expected: "planar"),
+        PathCase(chain: "blur sigma=6 | rotate 90 | mirror | scale fit=720x1280", expected: "planar"),
+        PathCase(chain: "crop 640x360+10+20 | scale 320x180", expected: "planar"),
+        PathCase(chain: "blur 2", exactRGB: true, expected: "rgb"),
+        PathCase(chain: "mirror", exactRGB: true, expected: "rgb"),
+        PathCase(chain: "crop 640x360+11+20", expected: "rgb"),
+        PathCase(chain: "scale 641x360", expected: "rgb"),
         PathCase(chain: "rotate 12", expected: "rgb"),
+        PathCase(chain: "blur 2 | rotate 12", expected: "rgb"),
         PathCase(chain: "", output: "f/%04d.png", expected: "rgb"),
         PathCase(chain: "mirror", output: "f/%04d.png", expected: "rgb"),
         PathCase(chain: "", pixelFormat: .yuv422p, expected: "rgb"),
@@ -57,6 +66,7 @@ struct JobPlanTests {
         let facts = Self.facts(pixelFormat: c.pixelFormat, fullRange: c.fullRange)
         let plan = try Self.plan(c.chain, output: c.output, facts: facts) { config in
             config.renditions = c.renditions.compactMap { Rendition(parsing: $0) }
+            config.exactRGB = c.exactRGB
         }
         let name = switch plan.videoPath {
         case .passthrough: "passthrough"

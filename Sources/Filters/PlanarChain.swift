@@ -1,0 +1,330 @@
+import Dispatch
+
+// The chain's meaning is RGB, but Y′CbCr ↔ RGB is one affine map per pixel. A filter whose output
+// samples are weighted sums of input samples with weights adding up to one (blur, scale, crop,
+// pad, pixel moves) commutes with that map: running it on the decoded Y, Cb and Cr planes gives
+// the picture the RGB chain would give, with no conversion at all. The differences are rounding
+// (one step per pass instead of two conversions), RGB clipping of out-of-gamut colours, and how
+// chroma between 4:2:0 samples is reconstructed; `PlanarChainTests` bounds them against the RGB
+// chain on decoded media.
+
+/// One 8-bit plane: `width`×`height` samples, rows `stride` bytes apart. A view: it does not own
+/// the memory (an `AVFrame`'s plane or a `PlaneBuffer`).
+public struct Plane: @unchecked Sendable {
+    public var base: UnsafeMutablePointer<UInt8>
+    public var width: Int
+    public var height: Int
+    public var stride: Int
+
+    public init(base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
+        (self.base, self.width, self.height, self.stride) = (base, width, height, stride)
+    }
+
+    public var size: FrameSize { FrameSize(width: width, height: height) }
+    @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
+}
+
+/// Which plane of a 4:2:0 picture a plane renderer works on; chroma planes are half size each way.
+public enum PlaneRole: Int, CaseIterable, Sendable {
+    case luma, cb, cr
+
+    /// log2 of the subsampling: sizes and positions on this plane are the picture's shifted by it.
+    public var shift: Int { self == .luma ? 0 : 1 }
+}
+
+/// Renders one filter on one plane of a fixed size. Not shared between threads at once.
+public protocol PlaneRenderer: AnyObject {
+    var inputSize: FrameSize { get }
+    var outputSize: FrameSize { get }
+    /// Writes the filtered `source` into `destination` (sized `outputSize`); they never alias.
+    func render(_ source: Plane, into destination: Plane)
+}
+
+/// A filter that gives its RGB picture when run on each plane of a 4:2:0 picture on its own.
+public protocol PlanarFilter: Filter {
+    /// The renderer for `role`'s plane of a `picture`-sized input, or nil when this geometry does
+    /// not fall on whole chroma samples (an odd offset or size). `color` gives fill colours' samples.
+    func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)?
+    /// Whether `makePlaneRenderer` would give a renderer, without making one.
+    func acceptsPlanes(of picture: FrameSize) -> Bool
+}
+
+extension PlanarFilter {
+    public func acceptsPlanes(of picture: FrameSize) -> Bool { true }
+}
+
+/// An 8-bit plane that owns its memory; rows 64-byte aligned, with a spare row for vector reads.
+final class PlaneBuffer {
+    let plane: Plane
+
+    init(size: FrameSize) {
+        let stride = (size.width + 63) / 64 * 64
+        let count = stride * (size.height + 1)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+        plane = Plane(base: raw.bindMemory(to: UInt8.self, capacity: count), width: size.width, height: size.height, stride: stride)
+    }
+
+    deinit { UnsafeMutableRawPointer(plane.base).deallocate() }
+}
+
+/// Runs a chain on the three planes of 4:2:0 pictures of a fixed size, when every filter in it is
+/// planar and every size and offset along it is even (so chroma stays exactly half of luma).
+/// Runs of mirrors and quarter turns are fused into one exact move, as in `ChainRenderer`.
+public final class PlanarChainRenderer {
+    public let inputSize: FrameSize
+    public let outputSize: FrameSize
+    /// One name per pass, as in `ChainRenderer`.
+    public let passNames: [String]
+    /// With `measuresPasses` on, the wall time each pass has taken so far (all planes), in nanoseconds.
+    public private(set) var passNanoseconds: [UInt64]
+    public var measuresPasses = false
+    /// Per plane: each pass's renderer and the buffer it writes (nil for the last, which writes
+    /// the destination).
+    private let planes: [[(renderer: any PlaneRenderer, output: PlaneBuffer?)]]
+
+    /// Nil when the chain cannot run on the planes of `inputSize` pictures.
+    public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter) {
+        guard let passes = Self.passes(of: chain, inputSize: inputSize) else { return nil }
+        self.inputSize = inputSize
+        var planes: [[(renderer: any PlaneRenderer, output: PlaneBuffer?)]] = []
+        for role in PlaneRole.allCases {
+            var renderers: [any PlaneRenderer] = []
+            var size = inputSize
+            for pass in passes {
+                guard let renderer = pass.filter.makePlaneRenderer(picture: size, role: role, color: color) else { return nil }
+                renderers.append(renderer)
+                size = pass.outputSize
+            }
+            // Ping-pong as in ChainRenderer: a pass reuses the buffer of the pass before the previous one.
+            var stages: [(renderer: any PlaneRenderer, output: PlaneBuffer?)] = []
+            for (index, renderer) in renderers.enumerated() {
+                if index == renderers.count - 1 {
+                    stages.append((renderer, nil))
+                    continue
+                }
+                let reusable = index >= 2 ? stages[index - 2].output : nil
+                stages.append((renderer, reusable?.plane.size == renderer.outputSize ? reusable : PlaneBuffer(size: renderer.outputSize)))
+            }
+            planes.append(stages)
+        }
+        self.planes = planes
+        outputSize = passes.last?.outputSize ?? inputSize
+        passNames = passes.map(\.name)
+        passNanoseconds = Array(repeating: 0, count: passes.count)
+    }
+
+    /// Whether `chain` can run on the planes of `inputSize` pictures (no allocation).
+    public static func supports(_ chain: FilterChain, inputSize: FrameSize) -> Bool {
+        guard let passes = passes(of: chain, inputSize: inputSize) else { return false }
+        var size = inputSize
+        for pass in passes {
+            guard pass.filter.acceptsPlanes(of: size) else { return false }
+            size = pass.outputSize
+        }
+        return true
+    }
+
+    private struct Pass {
+        var filter: any PlanarFilter
+        var name: String
+        var outputSize: FrameSize
+    }
+
+    /// The chain as planar passes (fused moves), or nil when a filter is not planar or a size is odd.
+    private static func passes(of chain: FilterChain, inputSize: FrameSize) -> [Pass]? {
+        guard !chain.isEmpty, inputSize.width % 2 == 0, inputSize.height % 2 == 0 else { return nil }
+        var passes: [Pass] = []
+        var size = inputSize
+        var pending: (move: D4Transform, input: FrameSize, names: [String])?
+        func flush() {
+            if let p = pending, !p.move.isIdentity {
+                passes.append(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: p.move)), name: p.names.joined(separator: " + "),
+                                   outputSize: p.move.outputSize(for: p.input)))
+            }
+            pending = nil
+        }
+        for filter in chain.filters {
+            if let d4 = (filter as? any D4Representable)?.d4Transform(for: size) {
+                pending = pending.map { ($0.move.followed(by: d4), $0.input, $0.names + [filter.description]) }
+                    ?? (d4, size, [filter.description])
+                size = d4.outputSize(for: size)
+                continue
+            }
+            flush()
+            guard let planar = filter as? any PlanarFilter, let next = try? filter.outputSize(for: size),
+                  next.width % 2 == 0, next.height % 2 == 0 else { return nil }
+            passes.append(Pass(filter: planar, name: filter.description, outputSize: next))
+            size = next
+        }
+        flush()
+        // A chain of moves that cancel out still runs: one identity copy.
+        if passes.isEmpty {
+            passes.append(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: .identity)), name: "copy", outputSize: size))
+        }
+        return passes
+    }
+
+    /// Filters `source` (sized `inputSize`) into `destination` (sized `outputSize`).
+    public func render(_ source: PlanarYUV420View, into destination: PlanarYUV420View) {
+        precondition(FrameSize(source.width, source.height) == inputSize, "PlanarChainRenderer made for \(inputSize)")
+        precondition(FrameSize(destination.width, destination.height) == outputSize, "PlanarChainRenderer makes \(outputSize)")
+        let sources = source.planes, destinations = destination.planes
+        for (plane, stages) in planes.enumerated() {
+            var current = sources[plane]
+            for (index, stage) in stages.enumerated() {
+                let target = stage.output?.plane ?? destinations[plane]
+                let start = measuresPasses ? DispatchTime.now().uptimeNanoseconds : 0
+                stage.renderer.render(current, into: target)
+                if measuresPasses { passNanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start }
+                current = target
+            }
+        }
+    }
+}
+
+extension PlanarYUV420View {
+    /// Y, Cb, Cr as planes.
+    var planes: [Plane] {
+        [Plane(base: y, width: width, height: height, stride: yStride),
+         Plane(base: u, width: chromaWidth, height: chromaHeight, stride: uStride),
+         Plane(base: v, width: chromaWidth, height: chromaHeight, stride: vStride)]
+    }
+}
+
+extension PixelRect {
+    /// Every edge on an even pixel: the rectangle falls on whole 4:2:0 chroma samples.
+    var isEven: Bool { x % 2 == 0 && y % 2 == 0 && width % 2 == 0 && height % 2 == 0 }
+
+    func shifted(by shift: Int) -> PixelRect {
+        PixelRect(x: x >> shift, y: y >> shift, width: width >> shift, height: height >> shift)
+    }
+}
+
+extension FrameSize {
+    func shifted(by shift: Int) -> FrameSize { FrameSize(width: width >> shift, height: height >> shift) }
+}
+
+// MARK: The planar filters
+
+extension GaussianBlur: PlanarFilter {
+    public func acceptsPlanes(of picture: FrameSize) -> Bool { region?.isEven ?? true }
+
+    /// A chroma plane is half size, so its blur is half as wide: σ/2 there is σ on the picture.
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard acceptsPlanes(of: picture) else { return nil }
+        let size = picture.shifted(by: role.shift)
+        let rect = (region ?? PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)).shifted(by: role.shift)
+        return GaussianBlurRenderer(sigma: sigma / Double(1 << role.shift), region: rect, inputSize: size, channels: 1)
+    }
+}
+
+extension Scale: PlanarFilter {
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard let output = try? outputSize(for: picture) else { return nil }
+        return PlaneScaleRenderer(method: method, inputSize: picture.shifted(by: role.shift), outputSize: output.shifted(by: role.shift))
+    }
+}
+
+extension Crop: PlanarFilter {
+    public func acceptsPlanes(of picture: FrameSize) -> Bool { rect.isEven }
+
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard rect.isEven, rect.isInside(picture) else { return nil }
+        return PlaneCropRenderer(rect: rect.shifted(by: role.shift), inputSize: picture.shifted(by: role.shift))
+    }
+}
+
+extension Pad: PlanarFilter {
+    /// Where the picture sits on the canvas (centred), or nil when the canvas is smaller.
+    func offsets(for input: FrameSize) -> (x: Int, y: Int)? {
+        guard width >= input.width, height >= input.height else { return nil }
+        return ((width - input.width) / 2, (height - input.height) / 2)
+    }
+
+    public func acceptsPlanes(of picture: FrameSize) -> Bool {
+        guard let offset = offsets(for: picture) else { return false }
+        return offset.x % 2 == 0 && offset.y % 2 == 0 && width % 2 == 0 && height % 2 == 0
+    }
+
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard acceptsPlanes(of: picture), let offset = offsets(for: picture) else { return nil }
+        let samples = color.samples(of: fill)
+        let value = role == .luma ? samples.y : role == .cb ? samples.cb : samples.cr
+        return PlaneFillRenderer(inputSize: picture.shifted(by: role.shift),
+                                 outputSize: FrameSize(width: width, height: height).shifted(by: role.shift),
+                                 x: offset.x >> role.shift, y: offset.y >> role.shift, fill: value)
+    }
+}
+
+/// A fused run of mirrors and quarter turns, as a planar pass.
+struct PlanarMoveFilter: PlanarFilter {
+    let move: PlanarMove
+    func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { move.outputSize(for: input) }
+    func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        D4Renderer(transform: move.transform, inputSize: input)
+    }
+    func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        PlaneMoveRenderer(move: move, inputSize: picture.shifted(by: role.shift))
+    }
+    var description: String { "move" }
+}
+
+// MARK: Plane renderers
+
+final class PlaneMoveRenderer: PlaneRenderer {
+    let inputSize: FrameSize
+    let outputSize: FrameSize
+    private let move: PlanarMove
+
+    init(move: PlanarMove, inputSize: FrameSize) {
+        self.move = move
+        self.inputSize = inputSize
+        outputSize = move.outputSize(for: inputSize)
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        move.apply(source.base, sourceStride: source.stride, size: inputSize, into: destination.base, destinationStride: destination.stride)
+    }
+}
+
+final class PlaneCropRenderer: PlaneRenderer {
+    let inputSize: FrameSize
+    let outputSize: FrameSize
+    private let rect: PixelRect
+
+    init(rect: PixelRect, inputSize: FrameSize) {
+        self.rect = rect
+        self.inputSize = inputSize
+        outputSize = rect.size
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        for v in 0..<rect.height {
+            destination.row(v).update(from: source.row(rect.y + v) + rect.x, count: rect.width)
+        }
+    }
+}
+
+/// The picture at (x, y) on a canvas of one sample value.
+final class PlaneFillRenderer: PlaneRenderer {
+    let inputSize: FrameSize
+    let outputSize: FrameSize
+    private let x: Int, y: Int
+    private let fill: UInt8
+
+    init(inputSize: FrameSize, outputSize: FrameSize, x: Int, y: Int, fill: UInt8) {
+        (self.inputSize, self.outputSize, self.x, self.y, self.fill) = (inputSize, outputSize, x, y, fill)
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        for v in 0..<outputSize.height {
+            let d = destination.row(v)
+            let inside = v >= y && v < y + inputSize.height
+            guard inside else { d.update(repeating: fill, count: outputSize.width); continue }
+            d.update(repeating: fill, count: x)
+            (d + x).update(from: source.row(v - y), count: inputSize.width)
+            (d + x + inputSize.width).update(repeating: fill, count: outputSize.width - x - inputSize.width)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Filters
+import Foundation
+import MediaIO
+import Testing
+
+/// The chain's meaning is RGB; the planar path must give that picture. Decoded real media (a pan
+/// across a photograph from Debian's mate-backgrounds, x264-encoded by the ffmpeg CLI) goes both
+/// ways: through `PlanarFrameFilter` on the decoded planes, and through a double-precision oracle
+/// — each decoded frame converted exactly to 8-bit RGB (BT.709, chroma replicated as libswscale
+/// does), the RGB `ChainRenderer`, then exactly back to 4:2:0 (2×2 chroma means, as `RGBToFrame`).
+/// Tolerance: every plane ≥ 50 dB PSNR, and the same size.
+@Suite(.serialized)
+struct PlanarChainTests {
+    static let photo = "/usr/share/backgrounds/mate/abstract/Elephants_3840x2160.jpg"
+
+    /// Three decoded 1280x720 frames of a pan across the photograph.
+    static let frames: [Frame] = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("planar-\(getpid())")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let clip = folder.appendingPathComponent("pan.mp4").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-y", "-loop", "1", "-framerate", "30", "-i", photo,
+                            "-vf", "scale=1920:-2,crop=1280:720:x='300+24*n':y=150,format=yuv420p", "-frames:v", "3",
+                            "-c:v", "libx264", "-crf", "14", "-colorspace", "bt709", "-color_primaries", "bt709",
+                            "-color_trc", "bt709", clip]
+        try? ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        var frames: [Frame] = []
+        guard let demuxer = try? Demuxer(url: clip), let decoder = try? Decoder(demuxer: demuxer, streamIndex: demuxer.video.index) else {
+            return []
+        }
+        let packet = Packet()
+        while case .packet? = try? demuxer.read(into: packet) {
+            try? decoder.send(packet)
+            while case let .frame(f)? = try? decoder.receive() { frames.append(f) }
+        }
+        decoder.sendEndOfStream()
+        while case let .frame(f)? = try? decoder.receive() { frames.append(f) }
+        try? FileManager.default.removeItem(at: folder)
+        return frames
+    }()
+
+    static let chains: [FilterChain] = [
+        FilterChain([Crop(width: 640, height: 360, x: 100, y: 50), Pad(width: 800, height: 480, fill: RGBColor(r: 200, g: 30, b: 90))]),
+    ] + [
+        "blur sigma=6 | rotate 90 | mirror | scale fit=720x1280",
+        "blur sigma=6", "blur sigma=30", "blur sigma=1.5", "blur sigma=0.6",
+        "scale fit=1280x720", "scale 854x480", "scale 640x360 method=area", "scale 1000x562 method=bilinear",
+        "scale 1920x1080", "rotate 90", "mirror vertical | rotate 270",
+        "crop 640x360+100+50", "blur sigma=4 x=100 y=100 w=200 h=120",
+        "scale fit=1280x720 | blur sigma=3 | rotate 180",
+    ].map { try! FilterChain(parsing: $0) }
+
+    @Test(arguments: chains)
+    func planarPictureMatchesTheRGBChain(chain: FilterChain) throws {
+        let chainText = chain.description
+        #expect(FileManager.default.fileExists(atPath: Self.photo), "install mate-backgrounds (scripts/install-deps.sh does)")
+        let frames = Self.frames
+        try #require(frames.count == 3, "could not make or decode the natural test clip")
+        let size = FrameSize(frames[0].width, frames[0].height)
+        let color = ColorDescription(matrix: .bt709, primaries: .bt709, transfer: .bt709, range: .limited)
+        let planar = try #require(PlanarFrameFilter(chain: chain, inputSize: size, color: color), "\(chainText) should run on planes")
+        let rgb = try ChainRenderer(chain: chain, inputSize: size)
+        #expect(planar.outputSize == rgb.outputSize, "geometry")
+        var worst = Double.infinity
+        for frame in frames {
+            let fast = try planar.apply(frame)
+            let reference = ExactYUV.toYUV(rgb.render(ExactYUV.toRGB(frame.planarView)))
+            let out = fast.planarView
+            let planes = [(out.y, out.yStride, out.width, out.height), (out.u, out.uStride, out.chromaWidth, out.chromaHeight),
+                          (out.v, out.vStride, out.chromaWidth, out.chromaHeight)]
+            for (index, plane) in planes.enumerated() {
+                let db = ExactYUV.psnr(plane.0, plane.1, reference[index], width: plane.2, height: plane.3)
+                worst = min(worst, db)
+                #expect(db >= 50, "\(chainText): plane \(["Y", "Cb", "Cr"][index]) \(String(format: "%.2f", db)) dB")
+            }
+        }
+        print("planar vs RGB chain, worst plane: \(String(format: "%.2f", worst)) dB — \(chainText)")
+    }
+
+    @Test func chainsThatNeedRGBStayOnRGB() throws {
+        let size = FrameSize(1280, 720)
+        for text in ["rotate 33", "crop 640x360+101+50", "scale 853x480", "blur sigma=4 x=101 y=100 w=200 h=120", ""] {
+            #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
+        }
+        #expect(!PlanarChainRenderer.supports(FilterChain([Pad(width: 1282, height: 720)]), inputSize: size), "odd pad offset")
+        #expect(PlanarChainRenderer.supports(FilterChain([Pad(width: 1284, height: 724)]), inputSize: size))
+        #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: "blur 2"), inputSize: FrameSize(1279, 720)))
+    }
+}
+
+/// Double-precision BT.709 limited-range conversions, the oracle for the planar path.
+enum ExactYUV {
+    static let kr = 0.2126, kb = 0.0722, kg = 1 - 0.2126 - 0.0722
+
+    static func byte(_ x: Double) -> UInt8 { UInt8(min(max(x.rounded(), 0), 255)) }
+
+    /// 4:2:0 → RGB with each chroma sample replicated over its 2×2 block.
+    static func toRGB(_ p: PlanarYUV420View) -> RGBImage {
+        let image = RGBImage(width: p.width, height: p.height)
+        for y in 0..<p.height {
+            for x in 0..<p.width {
+                let l = (Double(p.y[y * p.yStride + x]) - 16) * 255 / 219
+                let cb = (Double(p.u[y / 2 * p.uStride + x / 2]) - 128) * 255 / 224
+                let cr = (Double(p.v[y / 2 * p.vStride + x / 2]) - 128) * 255 / 224
+                image[x, y] = (byte(l + 2 * (1 - kr) * cr), byte(l - 2 * (1 - kb) * kb / kg * cb - 2 * (1 - kr) * kr / kg * cr),
+                               byte(l + 2 * (1 - kb) * cb))
+            }
+        }
+        return image
+    }
+
+    /// RGB → three tightly packed planes, chroma the mean of each 2×2 block.
+    static func toYUV(_ image: RGBImage) -> [[UInt8]] {
+        let w = image.width, h = image.height
+        var y = [UInt8](repeating: 0, count: w * h), u = [UInt8](repeating: 0, count: (w / 2) * (h / 2)), v = u
+        func rgb(_ x: Int, _ y: Int) -> (Double, Double, Double) {
+            let p = image[x, y]
+            return (Double(p.r), Double(p.g), Double(p.b))
+        }
+        for j in 0..<h {
+            for i in 0..<w {
+                let (r, g, b) = rgb(i, j)
+                y[j * w + i] = byte(16 + 219 * (kr * r + kg * g + kb * b) / 255)
+            }
+        }
+        for j in 0..<(h / 2) {
+            for i in 0..<(w / 2) {
+                var cb = 0.0, cr = 0.0
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let (r, g, b) = rgb(2 * i + dx, 2 * j + dy)
+                    let luma = kr * r + kg * g + kb * b
+                    cb += (b - luma) / (2 * (1 - kb)) / 4
+                    cr += (r - luma) / (2 * (1 - kr)) / 4
+                }
+                u[j * (w / 2) + i] = byte(128 + 224 * cb / 255)
+                v[j * (w / 2) + i] = byte(128 + 224 * cr / 255)
+            }
+        }
+        return [y, u, v]
+    }
+
+    static func psnr(_ a: UnsafeMutablePointer<UInt8>, _ stride: Int, _ b: [UInt8], width: Int, height: Int) -> Double {
+        var sum = 0.0
+        for y in 0..<height {
+            for x in 0..<width {
+                let d = Double(a[y * stride + x]) - Double(b[y * width + x])
+                sum += d * d
+            }
+        }
+        let mse = sum / Double(width * height)
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+}
