@@ -12,7 +12,11 @@
 # DURATION  seconds of live source (default 60, at least 16 so there is a steady state)
 # STREAMS   copies of each tool run at once, each on its own stream URL and output folder (capacity)
 # WORK      where everything goes (default out/bench-live; the source is cached in WORK/source-Ns)
-# PHOTO     the picture to pan across (default: a 3840x2160 one from Debian's mate-backgrounds)
+# PHOTO     the picture to pan across (default: a 3840x2160 one from Debian's mate-backgrounds,
+#           installed if missing; delete WORK/source-Ns to remake the source after changing it)
+#
+# Everything is written under WORK: run/{lf,ff}/server.log (publish times, requests), watch.log
+# (when each output segment appeared), sN/ (the tool's HLS output, time.txt, report/progress, stderr).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -97,6 +101,8 @@ trap stop_all EXIT
 trap 'echo "interrupted: stopping the tools and the server" >&2; exit 130' INT TERM
 
 URL_OF() { echo "http://127.0.0.1:$PORT/s$1/live.m3u8"; }
+# event playlist: every segment stays listed, like ffmpeg's -hls_list_size 0 (livefilter's default
+# for a live input is a 6-segment sliding window that deletes old segments).
 LF_ARGS=(--chain "blur sigma=6 | rotate 90 | mirror | scale fit=720x1280" --encoder-preset veryfast --crf 23
          --audio-bitrate 128k --hls-time $SEGMENT --hls-playlist event -y -q)
 FF_VF="gblur=sigma=6,transpose=1,hflip,scale=720:1280"

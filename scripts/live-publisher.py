@@ -44,10 +44,12 @@ def parse_media_playlist(text):
 # ---------------------------------------------------------------------------------------- serve
 
 class LiveSource:
-    """The schedule: segment n is published at t0 + (sum of the durations before n), i.e. once the
-    encoder we pretend to be has finished it. t0 is chosen so PRELOAD segments are already out when
-    the server starts: a client joins a stream that has been running for a while, as in production,
-    rather than catching the very first segment the moment it appears."""
+    """The schedule: segment n is published at t0 + the durations before it (t0 + n × 2 s here), one
+    segment per segment duration, as a live encoder finishes them. t0 lies PRELOAD-1 segments before
+    the server starts, so PRELOAD segments are out when a client comes: it joins a stream that has been
+    running, as in production. With PRELOAD 3, both ffmpeg (live_start_index -3) and livefilter
+    (--live-start edge) start at segment 0, so the whole source is used and the tools start alike.
+    Preloaded segments are logged with their nominal (earlier) publish times."""
 
     def __init__(self, media_dir, window, preload, log):
         with open(os.path.join(media_dir, "index.m3u8")) as f:

@@ -70,7 +70,8 @@ final class PlaneBuffer {
 
 /// Runs a chain on the three planes of 4:2:0 pictures of a fixed size, when every filter in it is
 /// planar and every size and offset along it is even (so chroma stays exactly half of luma).
-/// Runs of mirrors and quarter turns are fused into one exact move, as in `ChainRenderer`.
+/// Runs of mirrors and quarter turns are fused into one exact move, as in `ChainRenderer`, and the
+/// move is put off past blurs and scales, so it moves the fewest samples.
 public final class PlanarChainRenderer {
     public let inputSize: FrameSize
     public let outputSize: FrameSize
@@ -150,6 +151,22 @@ public final class PlanarChainRenderer {
                     ?? (d4, size, [filter.description])
                 size = d4.outputSize(for: size)
                 continue
+            }
+            // A pending move commutes with a whole-picture blur and with a scale (its target turned
+            // back): those run first, and the move once at the end, on the smaller picture.
+            if let p = pending, !p.move.isIdentity {
+                if let blur = filter as? GaussianBlur, blur.region == nil {
+                    passes.append(Pass(filter: blur, name: blur.description, outputSize: p.input))
+                    continue
+                }
+                if let scale = filter as? Scale, let target = try? scale.outputSize(for: size), target.width % 2 == 0,
+                   target.height % 2 == 0 {
+                    let unturned = p.move.transposes ? target.swapped : target
+                    passes.append(Pass(filter: Scale(.exact(unturned), method: scale.method), name: scale.description, outputSize: unturned))
+                    pending = (p.move, unturned, p.names)
+                    size = target
+                    continue
+                }
             }
             flush()
             guard let planar = filter as? any PlanarFilter, let next = try? filter.outputSize(for: size),

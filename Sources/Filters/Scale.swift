@@ -245,8 +245,7 @@ enum ScaleKernel {
     /// Rounds R, G, B to 0...255 and packs them little-endian into the low three bytes.
     @inline(__always)
     static func packPixel(_ value: SIMD4<Float>) -> UInt32 {
-        var clamped = value.replacing(with: 0, where: value .< 0)
-        clamped.replace(with: 255, where: clamped .> 255)
+        let clamped = pointwiseMax(pointwiseMin(value, .init(repeating: 255)), .zero)
         let bits = unsafeBitCast(clamped + 12_582_912, to: SIMD4<UInt32>.self) & 0xFF
         return bits[0] | bits[1] << 8 | bits[2] << 16
     }
@@ -314,7 +313,49 @@ struct WindowAxis: Sendable {
         }
         self.starts = starts
         self.weights = weights
+        // Eight outputs at a time: one dense matrix over the samples their windows span.
+        let groups = (destination + 7) / 8
+        var span = 1
+        for g in 0..<groups {
+            let first = Int(starts[8 * g]), last = Int(starts[min(8 * g + 7, destination - 1)])
+            span = max(span, last + taps - first)
+        }
+        groupSpan = span
+        // Groups with the same weights (every group, for a ratio like 3:2 away from the edges) share
+        // one matrix, so the weights stay in the L1 cache instead of streaming from L2.
+        var groupStarts = [Int32](), groupMatrices = [Int32](), groupWeights = [Float]()
+        var known: [[Float]: Int32] = [:]
+        for g in 0..<groups {
+            let base = Int(starts[8 * g])
+            groupStarts.append(Int32(base))
+            var matrix = [Float](repeating: 0, count: span * 8)
+            for lane in 0..<8 where 8 * g + lane < destination {
+                let o = 8 * g + lane
+                for k in 0..<taps {
+                    matrix[(Int(starts[o]) - base + k) * 8 + lane] = weights[o * taps + k]
+                }
+            }
+            if let offset = known[matrix] {
+                groupMatrices.append(offset)
+            } else {
+                let offset = Int32(groupWeights.count)
+                known[matrix] = offset
+                groupMatrices.append(offset)
+                groupWeights += matrix
+            }
+        }
+        self.groupStarts = groupStarts
+        self.groupMatrices = groupMatrices
+        self.groupWeights = groupWeights
     }
+
+    /// Samples spanned by the windows of eight consecutive outputs (the widest group's).
+    let groupSpan: Int
+    /// Group g's first sample in the padded row.
+    let groupStarts: [Int32]
+    /// Group g's weight matrix: sample u's eight weights at `groupMatrices[g] + 8u`.
+    let groupMatrices: [Int32]
+    let groupWeights: [Float]
 }
 
 /// Resizes one plane: per output row, the vertical taps into a float row (16 samples a vector),
@@ -324,7 +365,12 @@ final class PlaneScaleRenderer: PlaneRenderer {
     let outputSize: FrameSize
     private let horizontal: WindowAxis
     private let vertical: ResampleAxis
+    /// Per band: the padded line, then a ring of source rows as floats (each converted once).
     private let rows: [ScratchBuffer<Float>]
+    /// Per band: which source row each ring slot holds (−1: none).
+    private let ringTags: [ScratchBuffer<Int>]
+    private let ringRows: Int
+    private let ringStride: Int
     private let workers: Int
 
     init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
@@ -334,7 +380,10 @@ final class PlaneScaleRenderer: PlaneRenderer {
         horizontal = WindowAxis(source: inputSize.width, destination: outputSize.width, method: method)
         vertical = ResampleAxis(source: inputSize.height, destination: outputSize.height, method: method)
         let length = inputSize.width + 2 * horizontal.margin + 32
-        rows = (0..<workers).map { _ in ScratchBuffer(count: length, zero: 0) }
+        ringRows = vertical.taps + 1
+        ringStride = (inputSize.width + 15) / 16 * 16 + 16
+        rows = (0..<workers).map { [ringRows, ringStride] _ in ScratchBuffer(count: length + ringRows * ringStride, zero: 0) }
+        ringTags = (0..<workers).map { [ringRows] _ in ScratchBuffer(count: ringRows, zero: -1) }
     }
 
     func render(_ source: Plane, into destination: Plane) {
@@ -342,73 +391,92 @@ final class PlaneScaleRenderer: PlaneRenderer {
             for y in 0..<inputSize.height { destination.row(y).update(from: source.row(y), count: inputSize.width) }
             return
         }
-        let horizontal = horizontal, vertical = vertical, rows = rows
+        let horizontal = horizontal, vertical = vertical, rows = rows, tags = ringTags
+        let ring = (rows: ringRows, stride: ringStride, line: inputSize.width + 2 * horizontal.margin + 32)
         let bands = Parallel.bandCount(for: outputSize.height, minimumPerBand: 16, workers: workers)
         Parallel.forEachBand(of: outputSize.height, bands: bands) { band, range in
+            let tag = tags[band].base
+            for slot in 0..<ring.rows { tag[slot] = -1 }   // the source changed since the last frame
             PlaneScaleKernel.rows(range, source: source, destination: destination, horizontal: horizontal, vertical: vertical,
-                                  row: rows[band].base)
+                                  row: rows[band].base, ring: rows[band].base + ring.line, ringStride: ring.stride, ringRows: ring.rows,
+                                  tags: tag)
         }
     }
 }
 
 enum PlaneScaleKernel {
     static func rows(_ range: Range<Int>, source: Plane, destination: Plane, horizontal: WindowAxis, vertical: ResampleAxis,
-                     row: UnsafeMutablePointer<Float>) {
+                     row: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, ringStride: Int, ringRows: Int,
+                     tags: UnsafeMutablePointer<Int>) {
         let w = source.width, outW = destination.width
-        let margin = horizontal.margin, taps = horizontal.taps
+        let margin = horizontal.margin
         let line = row + margin
         vertical.indices.withUnsafeBufferPointer { vIndex in
         vertical.weights.withUnsafeBufferPointer { vWeight in
-        horizontal.starts.withUnsafeBufferPointer { starts in
-        horizontal.weights.withUnsafeBufferPointer { hWeight in
+        horizontal.groupStarts.withUnsafeBufferPointer { groupStarts in
+        horizontal.groupWeights.withUnsafeBufferPointer { groupWeights in
+        horizontal.groupMatrices.withUnsafeBufferPointer { groupMatrices in
             let vTaps = vertical.taps
+            /// Source row r as floats, from the ring (converted on first use; a tap window's rows
+            /// are distinct modulo the ring's size).
+            func floatRow(_ r: Int) -> UnsafePointer<Float> {
+                let slot = r % ringRows
+                let p = ring + slot * ringStride
+                if tags[slot] != r {
+                    let s = source.row(r)
+                    var i = 0
+                    while i + 16 <= w { store16(floats16(s + i), p + i); i += 16 }
+                    while i < w { p[i] = Float(s[i]); i += 1 }
+                    tags[slot] = r
+                }
+                return UnsafePointer(p)
+            }
+            withUnsafeTemporaryAllocation(of: UnsafePointer<Float>.self, capacity: vTaps) { pointers in
+            let rowsOf = pointers.baseAddress!
             for y in range {
                 // Vertical: line = Σ w_k · source row k.
+                for k in 0..<vTaps { rowsOf[k] = floatRow(Int(vIndex[y * vTaps + k])) }
+                let weightsOf = vWeight.baseAddress! + y * vTaps
                 var i = 0
-                while i + 16 <= w {
-                    var acc = SIMD16<Float>()
-                    for k in 0..<vTaps {
-                        let p = source.row(Int(vIndex[y * vTaps + k])) + i
-                        acc += vWeight[y * vTaps + k] * SIMD16<Float>(UnsafeRawPointer(p).loadUnaligned(as: SIMD16<UInt8>.self))
-                    }
+                while i < w {
+                    var acc = weightsOf[0] * load16(rowsOf[0] + i)
+                    for k in 1..<vTaps { acc += weightsOf[k] * load16(rowsOf[k] + i) }
                     store16(acc, line + i)
                     i += 16
-                }
-                while i < w {
-                    var acc: Float = 0
-                    for k in 0..<vTaps { acc += vWeight[y * vTaps + k] * Float(source.row(Int(vIndex[y * vTaps + k]))[i]) }
-                    line[i] = acc
-                    i += 1
                 }
                 // Reflect about the edge samples into the padding (…, 2, 1, 0, 1, 2, …).
                 for m in 1...margin {
                     line[-m] = line[ResampleAxis.reflect(-m, w)]
                     line[w - 1 + m] = line[ResampleAxis.reflect(w - 1 + m, w)]
                 }
-                // Horizontal: 8 outputs at a time, each a window dot product; rounded together.
+                // Horizontal: eight outputs at a time, each sample of their common span broadcast
+                // and multiplied by its column of eight weights (zero outside an output's window).
                 let out = destination.row(y)
-                var x = 0
+                let span = horizontal.groupSpan
+                var x = 0, group = 0
                 while x < outW {
-                    let count = min(8, outW - x)
-                    var sums = SIMD8<Float>()
-                    for lane in 0..<count {
-                        let o = x + lane
-                        let p = UnsafePointer(row + Int(starts[o]))
-                        let wp = hWeight.baseAddress! + o * taps
-                        var acc = load8(p) * load8(wp)
-                        var k = 8
-                        while k < taps {
-                            acc += load8(p + k) * load8(wp + k)
-                            k += 8
-                        }
-                        let h = acc.lowHalf + acc.highHalf
-                        let q = h.lowHalf + h.highHalf
-                        sums[lane] = q[0] + q[1]
+                    let p = UnsafePointer(row + Int(groupStarts[group]))
+                    let wp = groupWeights.baseAddress! + Int(groupMatrices[group])
+                    // Four independent sums (fused multiply-adds) keep the adder's latency hidden.
+                    var acc0 = SIMD8<Float>(), acc1 = SIMD8<Float>(), acc2 = SIMD8<Float>(), acc3 = SIMD8<Float>()
+                    var u = 0
+                    while u + 4 <= span {
+                        acc0.addProduct(SIMD8(repeating: p[u]), load8(wp + 8 * u))
+                        acc1.addProduct(SIMD8(repeating: p[u + 1]), load8(wp + 8 * u + 8))
+                        acc2.addProduct(SIMD8(repeating: p[u + 2]), load8(wp + 8 * u + 16))
+                        acc3.addProduct(SIMD8(repeating: p[u + 3]), load8(wp + 8 * u + 24))
+                        u += 4
                     }
-                    storeBytes8(sums, to: out + x, count: count)
+                    while u < span {
+                        acc0.addProduct(SIMD8(repeating: p[u]), load8(wp + 8 * u))
+                        u += 1
+                    }
+                    storeBytes8((acc0 + acc1) + (acc2 + acc3), to: out + x, count: min(8, outW - x))
                     x += 8
+                    group += 1
                 }
             }
-        }}}}
+            }
+        }}}}}
     }
 }

@@ -30,11 +30,26 @@ final class FilterGraphRunner {
     private var output: UnsafeMutablePointer<AVFrame>?
     private var pts: Int64 = 0
 
-    init(_ graphText: String, image: RGBImage, threads: Int) throws {
+    /// An RGB graph: the frame goes in as rgb24 and comes out as rgb24.
+    convenience init(_ graphText: String, image: RGBImage, threads: Int) throws {
+        try self.init(graphText + ",format=rgb24", size: image.size, format: AV_PIX_FMT_RGB24, threads: threads)
+        copyRows(image.height, bytes: 3 * image.width, from: UnsafePointer(image.baseAddress), image.bytesPerRow,
+                 to: lf_frame_data(input, 0), Int(lf_frame_linesize(input, 0)))
+    }
+
+    /// ffmpeg's natural graph on decoded video: yuv420p in, whatever the graph gives out (no forced format).
+    convenience init(_ graphText: String, planes: PlanarYUV420View, threads: Int) throws {
+        try self.init(graphText, size: FrameSize(planes.width, planes.height), format: AV_PIX_FMT_YUV420P, threads: threads)
+        copyRows(planes.height, bytes: planes.width, from: planes.y, planes.yStride, to: lf_frame_data(input, 0), Int(lf_frame_linesize(input, 0)))
+        copyRows(planes.chromaHeight, bytes: planes.chromaWidth, from: planes.u, planes.uStride, to: lf_frame_data(input, 1), Int(lf_frame_linesize(input, 1)))
+        copyRows(planes.chromaHeight, bytes: planes.chromaWidth, from: planes.v, planes.vStride, to: lf_frame_data(input, 2), Int(lf_frame_linesize(input, 2)))
+    }
+
+    private init(_ graphText: String, size: FrameSize, format: AVPixelFormat, threads: Int) throws {
         graph = avfilter_graph_alloc()
         guard let graph else { throw BenchFailure(description: "avfilter_graph_alloc") }
         graph.pointee.nb_threads = Int32(threads)
-        let args = "video_size=\(image.width)x\(image.height):pix_fmt=\(AV_PIX_FMT_RGB24.rawValue):time_base=1/25:pixel_aspect=1/1"
+        let args = "video_size=\(size.width)x\(size.height):pix_fmt=\(format.rawValue):time_base=1/25:pixel_aspect=1/1"
         try check(avfilter_graph_create_filter(&source, avfilter_get_by_name("buffer"), "in", args, nil, graph), "buffer")
         try check(avfilter_graph_create_filter(&sink, avfilter_get_by_name("buffersink"), "out", nil, nil, graph), "buffersink")
         var outputs = avfilter_inout_alloc()
@@ -44,16 +59,14 @@ final class FilterGraphRunner {
         outputs!.pointee.filter_ctx = source
         inputs!.pointee.name = av_strdup("out")
         inputs!.pointee.filter_ctx = sink
-        try check(avfilter_graph_parse_ptr(graph, "\(graphText),format=rgb24", &inputs, &outputs, nil), "parse \(graphText)")
+        try check(avfilter_graph_parse_ptr(graph, graphText, &inputs, &outputs, nil), "parse \(graphText)")
         try check(avfilter_graph_config(graph, nil), "avfilter_graph_config")
         input = av_frame_alloc()
         output = av_frame_alloc()
-        input!.pointee.width = Int32(image.width)
-        input!.pointee.height = Int32(image.height)
-        input!.pointee.format = AV_PIX_FMT_RGB24.rawValue
+        input!.pointee.width = Int32(size.width)
+        input!.pointee.height = Int32(size.height)
+        input!.pointee.format = format.rawValue
         try check(av_frame_get_buffer(input, 0), "av_frame_get_buffer")
-        copyRows(image.height, bytes: 3 * image.width, from: UnsafePointer(image.baseAddress), image.bytesPerRow,
-                 to: lf_frame_data(input, 0), Int(lf_frame_linesize(input, 0)))
     }
 
     deinit {

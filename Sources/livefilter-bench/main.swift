@@ -200,6 +200,46 @@ for (label, image) in images {
     })
 }
 
+// The chain where the pipeline runs it: on the decoded 4:2:0 planes (PlanarChainRenderer), against
+// ffmpeg's natural graph on the same yuv420p frame (no forced rgb24), and the same chain on RGB
+// with its two conversions (what the pipeline did before).
+do {
+    let size = full.size
+    let source = PlaneSet(size)
+    YUVConverter(matrix: .bt709, range: .limited).rgbToYUV420(full, into: source.view)
+    let chains: [(String, String)] = [
+        ("blur sigma=6 | rotate 90 | mirror | scale fit=720x1280", "gblur=sigma=6,transpose=1,hflip,scale=720:1280"),
+        ("blur sigma=6", "gblur=sigma=6"), ("blur sigma=30", "gblur=sigma=30"),
+        ("scale fit=1280x720", "scale=1280:720"), ("rotate 90", "transpose=1"),
+    ]
+    for (text, graph) in chains {
+        let chain = try FilterChain(parsing: text)
+        let name = text.hasPrefix("blur sigma=6 |") ? "standard chain" : text
+        cases.append(Case("yuv " + name, "1920x1080", theirs: graph + " (yuv420p)", pixels: size.pixelCount, traffic: 3 * size.pixelCount) { threads in
+            Parallel.workerCount = threads == 1 ? 1 : 0
+            let renderer = PlanarChainRenderer(chain: chain, inputSize: size, color: YUVConverter(matrix: .bt709, range: .limited))!
+            let out = PlaneSet(renderer.outputSize)
+            let runner = try FilterGraphRunner(graph, planes: source.view, threads: threads)
+            return ({ renderer.render(source.view, into: out.view) }, { try runner.run() }, { "passes: " + renderer.passNames.joined(separator: ", ") })
+        })
+        cases.append(Case("rgb " + name, "1920x1080", theirs: graph + " (yuv420p)", pixels: size.pixelCount, traffic: 3 * size.pixelCount) { threads in
+            Parallel.workerCount = threads == 1 ? 1 : 0
+            let toRGB = try SwsRunner(source: size, sourceFormat: AV_PIX_FMT_YUV420P, destination: size, destinationFormat: AV_PIX_FMT_RGB24,
+                                      flags: Int32(SWS_BICUBIC), threads: threads)
+            copyPlanes(from: source.view, to: toRGB.view)
+            let rgb = RGBImage(size: size)
+            let renderer = try ChainRenderer(chain: chain, inputSize: size)
+            let out = PlaneSet(renderer.outputSize)
+            let toYUV = YUVConverter(matrix: .bt709, range: .limited, downsampling: .box)
+            let runner = try FilterGraphRunner(graph, planes: source.view, threads: threads)
+            return ({
+                try toRGB.fromYUV(into: rgb)
+                toYUV.rgbToYUV420(renderer.render(rgb), into: out.view)
+            }, { try runner.run() }, { "sws → RGB chain → Swift yuv420p" })
+        })
+    }
+}
+
 /// Three planes owned by the bench, laid out like an AVFrame's.
 final class PlaneSet {
     let storage: UnsafeMutablePointer<UInt8>
