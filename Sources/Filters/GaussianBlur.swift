@@ -49,7 +49,7 @@ public struct GaussianBlur: Filter, Hashable {
 
 final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
     let inputSize: FrameSize
-    var outputSize: FrameSize { inputSize }
+    let outputSize: FrameSize
     private let region: PixelRect
     private let workers: Int
     /// 3 for packed RGB, 1 for a plane.
@@ -64,6 +64,7 @@ final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
 
     init(sigma: Double, region: PixelRect, inputSize: FrameSize, channels: Int = 3, workers: Int = Parallel.workerCount) {
         self.inputSize = inputSize
+        outputSize = inputSize
         self.region = region
         self.workers = workers
         self.channels = channels
@@ -85,6 +86,23 @@ final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
         }
     }
 
+    /// The whole picture blurred and resized to `output` in one pass (a decimated blur only: nil
+    /// when `sigma` is below the decimation range).
+    init?(sigma: Double, inputSize: FrameSize, resizedTo output: FrameSize, channels: Int, workers: Int = Parallel.workerCount) {
+        guard let plan = DecimationPlan(sigma: sigma) else { return nil }
+        self.inputSize = inputSize
+        outputSize = output
+        region = PixelRect(x: 0, y: 0, width: inputSize.width, height: inputSize.height)
+        self.workers = workers
+        self.channels = channels
+        decimated = DecimatedBlur(plan: plan, width: inputSize.width, height: inputSize.height, output: output,
+                                  channels: channels, workers: workers)
+        taps = []
+        ringStride = 0
+        rowScratch = []
+        ringScratch = []
+    }
+
     func render(_ source: RGBImage, into destination: RGBImage) {
         precondition(channels == 3, "a plane blur renders planes")
         copyOutside(source.baseAddress, source.bytesPerRow, destination.baseAddress, destination.bytesPerRow)
@@ -98,6 +116,12 @@ final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
     }
 
     private func blur(_ input: PixelRegion, _ output: PixelRegion) {
+        if outputSize != inputSize, let decimated {
+            var whole = output
+            (whole.width, whole.height) = (outputSize.width, outputSize.height)
+            decimated.render(input, whole)
+            return
+        }
         if let decimated {
             decimated.render(input, output)
             return

@@ -45,6 +45,8 @@ final class DecimatedBlur: @unchecked Sendable {
     let channels: Int
     let taps: [Float]
     let width: Int, height: Int           // full-resolution region
+    /// The picture made: the region's size, or a scale's output (blur and resize in one pass).
+    let outputWidth: Int, outputHeight: Int
     let lowWidth: Int, lowHeight: Int     // ⌈w/f⌉ × ⌈h/f⌉
     let pad: Int                          // low-res padding on each side (radius + 1)
     let paddedWidth: Int, paddedHeight: Int
@@ -63,8 +65,12 @@ final class DecimatedBlur: @unchecked Sendable {
     private let rightWeight: [Float]
     private let workers: Int
 
-    init(plan: DecimationPlan, width: Int, height: Int, channels: Int = 3, workers: Int) {
+    /// `output` other than the region's size interpolates the blurred small picture straight onto
+    /// the resized grid (pixel centres aligned, as `Scale`), so the full-size blur is never made.
+    init(plan: DecimationPlan, width: Int, height: Int, output: FrameSize? = nil, channels: Int = 3, workers: Int) {
         factor = plan.factor
+        outputWidth = output?.width ?? width
+        outputHeight = output?.height ?? height
         self.channels = channels
         // Radius 3σₗ: the small picture's FIR is the remaining cost, and 4σₗ measured no better (PSNR
         // identical to 0.1 dB at σ 2…100).
@@ -79,17 +85,18 @@ final class DecimatedBlur: @unchecked Sendable {
         paddedHeight = lowHeight + 2 * pad
         stride = (channels * paddedWidth + 15) / 16 * 16 + 16
         across = ScratchBuffer(count: stride * paddedHeight + 16, zero: 0)
-        let rowFloats = (channels * width + 15) / 16 * 16 + 16
+        let rowFloats = (channels * max(width, outputWidth) + 15) / 16 * 16 + 16
         self.rowFloats = rowFloats
         let stride = stride
         rowScratch = (0..<workers).map { _ in ScratchBuffer(count: 3 * rowFloats + stride + 16, zero: 0) }
         let f = Double(factor)
         var offsets: [Int32] = [], weights: [Float] = []
-        for x in 0..<width {
-            let t = (Double(x) - (f - 1) / 2) / f
-            let i0 = Int(t.rounded(.down))          // −1…lowWidth−1
+        let across = Double(width) / Double(outputWidth)
+        for x in 0..<outputWidth {
+            let t = ((Double(x) + 0.5) * across - 0.5 - (f - 1) / 2) / f
+            let i0 = min(max(Int(t.rounded(.down)), -1), lowWidth - 1)   // −1…lowWidth−1
             offsets.append(Int32(channels * (i0 + 1)))
-            weights.append(Float(t - Double(i0)))
+            weights.append(Float(min(max(t - Double(i0), 0), 1)))
         }
         leftOffset = offsets
         rightWeight = weights
@@ -129,19 +136,22 @@ final class DecimatedBlur: @unchecked Sendable {
 
         // 3+4. Per output band: the vertical FIR of each low-res row it needs (rows −1…lh), widened to
         // full width, then each output row a linear mix of two such rows.
-        let outBands = Parallel.bandCount(for: h, minimumPerBand: 32, workers: workers)
+        let outH = outputHeight, outW = outputWidth
+        let rowScale = Float(h) / Float(outH)
+        let outBands = Parallel.bandCount(for: outH, minimumPerBand: 32, workers: workers)
         leftOffset.withUnsafeBufferPointer { offsets in
         rightWeight.withUnsafeBufferPointer { weights in
             let offsets = UnsafeRawPointerBox(UnsafeRawPointer(offsets.baseAddress!))
             let weights = UnsafeRawPointerBox(UnsafeRawPointer(weights.baseAddress!))
-            Parallel.forEachBand(of: h, bands: outBands) { band, rows in
+            Parallel.forEachBand(of: outH, bands: outBands) { band, rows in
                 let scratch = rowScratch[band].base
                 let low = scratch + 3 * rowFloats
                 let blurredRow = { (j: Int) -> UnsafeMutablePointer<Float> in
                     LowResFIR.vertical(across, centreRow: pad + j, column: c * (pad - 1), into: low, samples: outSamples, taps: taps)
                     return low
                 }
-                DecimationKernel.interpolate(rows: rows, blurredRow: blurredRow, factor: f, width: w, channels: c,
+                DecimationKernel.interpolate(rows: rows, blurredRow: blurredRow, factor: f, width: outW, lowHeight: lh,
+                                             rowScale: rowScale, channels: c,
                                              offsets: offsets.pointer.assumingMemoryBound(to: Int32.self),
                                              weights: weights.pointer.assumingMemoryBound(to: Float.self),
                                              upper: UnsafeMutableRawPointer(scratch + rowFloats), lower: UnsafeMutableRawPointer(scratch + 2 * rowFloats),
@@ -236,7 +246,7 @@ enum DecimationKernel {
     /// 2^−k, with 2^k = min(2f, 32): the weights (2r + 1)/2f are then exact for f ≤ 16, every
     /// product and sum fits 16 bits (255 · 256), and the mix is 8 lanes per SSE2 instruction.
     static func interpolate(rows: Range<Int>, blurredRow: (Int) -> UnsafeMutablePointer<Float>, factor f: Int, width w: Int,
-                            channels: Int, offsets: UnsafePointer<Int32>, weights: UnsafePointer<Float>,
+                            lowHeight: Int, rowScale: Float, channels: Int, offsets: UnsafePointer<Int32>, weights: UnsafePointer<Float>,
                             upper: UnsafeMutableRawPointer, lower: UnsafeMutableRawPointer, temp: UnsafeMutablePointer<Float>,
                             output: PixelRegion) {
         let samples = channels * w
@@ -246,9 +256,11 @@ enum DecimationKernel {
         let one = min(2 * f, 32)                       // 2^k
         let valueScale = Float(256 / one)              // 2^(8−k)
         for y in rows {
-            let t = (Float(y) - half) * inverse
-            let j0 = Int(t.rounded(.down))     // −1…lowHeight−1
-            let b = t - Float(j0)
+            // Source row of output row y (y itself unless resizing), then its place between small rows.
+            let source = rowScale == 1 ? Float(y) : (Float(y) + 0.5) * rowScale - 0.5
+            let t = (source - half) * inverse
+            let j0 = min(max(Int(t.rounded(.down)), -1), lowHeight - 1)     // −1…lowHeight−1
+            let b = min(max(t - Float(j0), 0), 1)
             if upperRow != j0 {
                 if lowerRow == j0 {
                     swap(&upper, &lower)

@@ -138,6 +138,17 @@ public final class PlanarChainRenderer {
         var passes: [Pass] = []
         var size = inputSize
         var pending: (move: D4Transform, input: FrameSize, names: [String])?
+        /// A scale right after a whole-picture blur: one pass that interpolates the blurred small
+        /// picture straight onto the scale's grid (`BlurAndScale`), when that gives the same picture.
+        func fuseBlurAndScale() {
+            guard passes.count >= 2, let scale = passes[passes.count - 1].filter as? Scale,
+                  let blur = passes[passes.count - 2].filter as? GaussianBlur, blur.region == nil else { return }
+            let input = passes.count >= 3 ? passes[passes.count - 3].outputSize : inputSize
+            guard let fused = BlurAndScale(blur: blur, scale: scale, input: input, output: passes[passes.count - 1].outputSize) else { return }
+            let name = passes[passes.count - 2].name + " + " + passes[passes.count - 1].name
+            passes.removeLast(2)
+            passes.append(Pass(filter: fused, name: name, outputSize: fused.output))
+        }
         func flush() {
             if let p = pending, !p.move.isIdentity {
                 passes.append(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: p.move)), name: p.names.joined(separator: " + "),
@@ -165,6 +176,7 @@ public final class PlanarChainRenderer {
                     passes.append(Pass(filter: Scale(.exact(unturned), method: scale.method), name: scale.description, outputSize: unturned))
                     pending = (p.move, unturned, p.names)
                     size = target
+                    fuseBlurAndScale()
                     continue
                 }
             }
@@ -173,6 +185,7 @@ public final class PlanarChainRenderer {
                   next.width % 2 == 0, next.height % 2 == 0 else { return nil }
             passes.append(Pass(filter: planar, name: filter.description, outputSize: next))
             size = next
+            fuseBlurAndScale()
         }
         flush()
         // A chain of moves that cancel out still runs: one identity copy.
@@ -272,6 +285,45 @@ extension Pad: PlanarFilter {
                                  outputSize: FrameSize(width: width, height: height).shifted(by: role.shift),
                                  x: offset.x >> role.shift, y: offset.y >> role.shift, fill: value)
     }
+}
+
+/// A whole-picture blur and the scale after it as one planar pass: the decimated blur's small
+/// picture is interpolated straight onto the scaled grid, so the full-size blurred picture is never
+/// made. Only where that is the same picture: the blur must be wide enough (σ on every plane at
+/// least 1.5 times the scale's stretch: the picture holds nothing the scale's antialiasing would remove) and in
+/// the decimated range. The scale kernel's own variance is added to σ (bicubic's is about zero).
+struct BlurAndScale: PlanarFilter {
+    let sigma: Double
+    let input: FrameSize
+    let output: FrameSize
+
+    init?(blur: GaussianBlur, scale: Scale, input: FrameSize, output: FrameSize) {
+        let stretch = max(1, Double(input.width) / Double(output.width), Double(input.height) / Double(output.height))
+        // Second moment of the resampling kernel, in output pixels (Keys cubic a = −0.6: −0.0267).
+        let variance = switch scale.method {
+        case .bicubic: -0.0267
+        case .bilinear: 1.0 / 6
+        case .area: 1.0 / 12
+        }
+        let sigma = (blur.sigma * blur.sigma + stretch * stretch * variance).squareRoot()
+        for role in PlaneRole.allCases {
+            let planeSigma = sigma / Double(1 << role.shift)
+            guard planeSigma >= 1.5 * stretch, DecimationPlan(sigma: planeSigma) != nil else { return nil }
+        }
+        self.sigma = sigma
+        self.input = input
+        self.output = output
+    }
+
+    func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { output }
+    func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        throw .invalidGeometry(filter: description, reason: "a planar pass only")
+    }
+    func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        GaussianBlurRenderer(sigma: sigma / Double(1 << role.shift), inputSize: picture.shifted(by: role.shift),
+                             resizedTo: output.shifted(by: role.shift), channels: 1)
+    }
+    var description: String { "blur and scale" }
 }
 
 /// A fused run of mirrors and quarter turns, as a planar pass.

@@ -50,6 +50,9 @@ struct PlanarChainTests {
         "scale 1920x1080", "rotate 90", "mirror vertical | rotate 270",
         "crop 640x360+100+50", "blur sigma=4 x=100 y=100 w=200 h=120",
         "scale fit=1280x720 | blur sigma=3 | rotate 180",
+        // Blur and scale fused into one pass (BlurAndScale), turned or not, down and up.
+        "blur sigma=6 | scale 854x480", "blur sigma=8 | rotate 90 | mirror | scale fit=360x640",
+        "blur sigma=6 | scale 1920x1080 method=bilinear", "blur sigma=12 | scale 640x360 method=area",
     ].map { try! FilterChain(parsing: $0) }
 
     @Test(arguments: chains)
@@ -77,6 +80,18 @@ struct PlanarChainTests {
             }
         }
         print("planar vs RGB chain, worst plane: \(String(format: "%.2f", worst)) dB — \(chainText)")
+    }
+
+    @Test func blurThenScaleIsOnePassWhereItGivesTheSamePicture() throws {
+        let size = FrameSize(1280, 720), color = YUVConverter(matrix: .bt709, range: .limited)
+        func passes(_ text: String) throws -> [String] {
+            try #require(PlanarChainRenderer(chain: try FilterChain(parsing: text), inputSize: size, color: color)).passNames
+        }
+        #expect(try passes("blur sigma=8 | rotate 90 | mirror | scale fit=360x640")
+                == ["blur sigma=8 + scale fit=360x640", "rotate 90 + mirror horizontal"])
+        // Too little blur for the reduction (chroma σ 1 against a 4× stretch): two passes.
+        #expect(try passes("blur sigma=2 | scale 320x180") == ["blur sigma=2", "scale 320x180"])
+        #expect(try passes("blur sigma=6 x=0 y=0 w=640 h=360 | scale 640x360").count == 2)
     }
 
     @Test func chainsThatNeedRGBStayOnRGB() throws {
