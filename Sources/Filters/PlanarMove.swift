@@ -48,6 +48,11 @@ enum PlaneKernel {
             }
             return
         }
+        // Transposes: 8×8 blocks, each read as eight 8-byte words and transposed in registers.
+        if abs(dv) == 1 {
+            transposeBlocks(src, du: du, dv: dv, into: dst, stride: stride, width: width, rows: rows)
+            return
+        }
         let tile = 64
         var v0 = rows.lowerBound
         while v0 < rows.upperBound {
@@ -63,6 +68,59 @@ enum PlaneKernel {
             }
             v0 = v1
         }
+    }
+}
+
+extension PlaneKernel {
+    /// Destination rows `rows` of a transposing move (source sample (u, v) at u·du + v·dv with
+    /// dv = ±1): whole 8×8 blocks through `transpose8x8`, the ragged right and bottom edges one
+    /// sample at a time.
+    static func transposeBlocks(_ src: UnsafePointer<UInt8>, du: Int, dv: Int, into dst: UnsafeMutablePointer<UInt8>,
+                                stride: Int, width: Int, rows: Range<Int>) {
+        var v0 = rows.lowerBound
+        while v0 < rows.upperBound {
+            let blockRows = min(8, rows.upperBound - v0)
+            var u0 = 0
+            if blockRows == 8 {
+                while u0 + 8 <= width {
+                    var w = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+                    withUnsafeMutableBytes(of: &w) { words in
+                        let word = words.baseAddress!.assumingMemoryBound(to: UInt64.self)
+                        for k in 0..<8 {
+                            // Samples v0…v0+7 of source column u0 + k: eight bytes, ascending when dv = 1.
+                            let first = src + (u0 + k) * du + v0 * dv
+                            let bytes = dv == 1 ? UnsafeRawPointer(first).loadUnaligned(as: UInt64.self)
+                                : UnsafeRawPointer(first - 7).loadUnaligned(as: UInt64.self).byteSwapped
+                            word[k] = bytes
+                        }
+                        transpose8x8(word)
+                        for k in 0..<8 {
+                            UnsafeMutableRawPointer(dst + (v0 + k) * stride + u0).storeBytes(of: word[k], as: UInt64.self)
+                        }
+                    }
+                    u0 += 8
+                }
+            }
+            for v in v0..<(v0 + blockRows) {
+                let s = src + v * dv, d = dst + v * stride
+                for u in u0..<width { d[u] = s[u * du] }
+            }
+            v0 += blockRows
+        }
+    }
+
+    /// Transposes the 8×8 byte matrix whose row k is word k (byte j = column j) in place: three
+    /// rounds of swapping off-diagonal blocks of 1, 2 and 4 bytes.
+    @inline(__always)
+    static func transpose8x8(_ w: UnsafeMutablePointer<UInt64>) {
+        @inline(__always) func swap(_ a: Int, _ b: Int, _ shift: UInt64, _ mask: UInt64) {
+            let t = ((w[a] >> shift) ^ w[b]) & mask
+            w[b] ^= t
+            w[a] ^= t << shift
+        }
+        for a in [0, 2, 4, 6] { swap(a, a + 1, 8, 0x00FF_00FF_00FF_00FF) }
+        for a in [0, 1, 4, 5] { swap(a, a + 2, 16, 0x0000_FFFF_0000_FFFF) }
+        for a in [0, 1, 2, 3] { swap(a, a + 4, 32, 0x0000_0000_FFFF_FFFF) }
     }
 }
 
