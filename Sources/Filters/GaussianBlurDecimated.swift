@@ -226,10 +226,40 @@ enum DecimationKernel {
     static func planeBlockMeans(_ acc: UnsafeMutablePointer<Float>, width w: Int, factor f: Int, scale: Float, lowWidth lw: Int,
                                 pad: Int, into out: UnsafeMutablePointer<Float>) {
         let o = out + pad
-        for i in 0..<lw {
+        let fullBlocks = w / f
+        var i = 0
+        // 16 samples at a time: adjacent pairs summed log2(f) times leave 16/f block sums.
+        if f <= 8 {
+            let perStep = 16 / f
+            while (i + perStep) * f <= fullBlocks * f, i + perStep <= fullBlocks {
+                let v = load16(acc + f * i)
+                let pairs = v.evenHalf + v.oddHalf
+                if f == 2 {
+                    store8(pairs * scale, o + i)
+                } else {
+                    let quads = pairs.evenHalf + pairs.oddHalf
+                    if f == 4 {
+                        UnsafeMutableRawPointer(o + i).storeBytes(of: quads * scale, as: SIMD4<Float>.self)
+                    } else {
+                        let eights = quads.evenHalf + quads.oddHalf
+                        UnsafeMutableRawPointer(o + i).storeBytes(of: eights * scale, as: SIMD2<Float>.self)
+                    }
+                }
+                i += perStep
+            }
+        }
+        while i < fullBlocks {
+            var sum: Float = 0
+            for k in 0..<f { sum += acc[f * i + k] }
+            o[i] = sum * scale
+            i += 1
+        }
+        // The last block, partial: the edge sample repeats (clamp-to-edge).
+        while i < lw {
             var sum: Float = 0
             for k in 0..<f { sum += acc[min(f * i + k, w - 1)] }
             o[i] = sum * scale
+            i += 1
         }
         let edge = scale * Float(f)
         let left = acc[0] * edge, right = acc[w - 1] * edge
