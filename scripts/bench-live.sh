@@ -12,6 +12,7 @@
 # DURATION  seconds of live source (default 60, at least 16 so there is a steady state)
 # STREAMS   copies of each tool run at once, each on its own stream URL and output folder (capacity)
 # WORK      where everything goes (default out/bench-live; the source is cached in WORK/source-Ns)
+# SOURCE_ONLY=1  make (or find) the source and print its folder, nothing else (bench-e2e.sh uses it)
 # PHOTO     the picture to pan across (default: a 3840x2160 one from Debian's mate-backgrounds,
 #           installed if missing; delete WORK/source-Ns to remake the source after changing it)
 #
@@ -68,7 +69,7 @@ if ! grep -q '#EXT-X-ENDLIST' "$SRC/index.m3u8" 2>/dev/null; then
     WH=$(ffprobe -v error -select_streams v:0 -show_entries stream=width,height -of csv=p=0:s=x "$PHOTO" || true)
     [[ $WH =~ ^([0-9]+)x([0-9]+)$ && ${BASH_REMATCH[1]} -ge 1920 && ${BASH_REMATCH[2]} -ge 1080 ]] \
         || { echo "PHOTO '$PHOTO' is '$WH': need a picture of at least 1920x1080" >&2; exit 1; }
-    echo "making $SRC: ${DURATION} s 1080p30 H.264 ~10 Mb/s + AAC stereo, panning across $PHOTO (takes about real time)…"
+    echo "making $SRC: ${DURATION} s 1080p30 H.264 ~10 Mb/s + AAC stereo, panning across $PHOTO (takes about real time)…" >&2
     rm -rf "$SRC.tmp"; mkdir -p "$SRC.tmp"
     # The photo is decoded and converted to BT.709 4:4:4 once, then looped in memory (decoding a 4K
     # JPEG per frame is 10x slower). 4:4:4 lets the crop move by single pixels, so the pan is smooth:
@@ -86,6 +87,7 @@ if ! grep -q '#EXT-X-ENDLIST' "$SRC/index.m3u8" 2>/dev/null; then
     echo "$PHOTO" > "$SRC.tmp/photo.txt"
     rm -rf "$SRC"; mv "$SRC.tmp" "$SRC"   # only a finished source is ever reused
 fi
+if [[ ${SOURCE_ONLY:-0} == 1 ]]; then echo "$SRC"; exit 0; fi
 echo "source: $SRC ($(grep -c '^seg' "$SRC/index.m3u8") segments of $SEGMENT s, from $(cat "$SRC/photo.txt" 2>/dev/null || echo '?'))"
 
 # --- processes we start, and their removal on any exit --------------------------------------------

@@ -77,35 +77,46 @@ extension PlaneKernel {
     /// sample at a time.
     static func transposeBlocks(_ src: UnsafePointer<UInt8>, du: Int, dv: Int, into dst: UnsafeMutablePointer<UInt8>,
                                 stride: Int, width: Int, rows: Range<Int>) {
-        var v0 = rows.lowerBound
-        while v0 < rows.upperBound {
-            let blockRows = min(8, rows.upperBound - v0)
-            var u0 = 0
-            if blockRows == 8 {
-                while u0 + 8 <= width {
-                    var w = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-                    withUnsafeMutableBytes(of: &w) { words in
-                        let word = words.baseAddress!.assumingMemoryBound(to: UInt64.self)
-                        for k in 0..<8 {
-                            // Samples v0…v0+7 of source column u0 + k: eight bytes, ascending when dv = 1.
-                            let first = src + (u0 + k) * du + v0 * dv
-                            let bytes = dv == 1 ? UnsafeRawPointer(first).loadUnaligned(as: UInt64.self)
-                                : UnsafeRawPointer(first - 7).loadUnaligned(as: UInt64.self).byteSwapped
-                            word[k] = bytes
-                        }
-                        transpose8x8(word)
-                        for k in 0..<8 {
-                            UnsafeMutableRawPointer(dst + (v0 + k) * stride + u0).storeBytes(of: word[k], as: UInt64.self)
-                        }
-                    }
-                    u0 += 8
+        /// One 8×8 block: destination rows v0…v0+7, columns u0…u0+7.
+        @inline(__always) func block(_ v0: Int, _ u0: Int) {
+            var w = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            withUnsafeMutableBytes(of: &w) { words in
+                let word = words.baseAddress!.assumingMemoryBound(to: UInt64.self)
+                for k in 0..<8 {
+                    // Samples v0…v0+7 of source column u0 + k: eight bytes, ascending when dv = 1.
+                    let first = src + (u0 + k) * du + v0 * dv
+                    word[k] = dv == 1 ? UnsafeRawPointer(first).loadUnaligned(as: UInt64.self)
+                        : UnsafeRawPointer(first - 7).loadUnaligned(as: UInt64.self).byteSwapped
+                }
+                transpose8x8(word)
+                for k in 0..<8 {
+                    UnsafeMutableRawPointer(dst + (v0 + k) * stride + u0).storeBytes(of: word[k], as: UInt64.self)
                 }
             }
-            for v in v0..<(v0 + blockRows) {
-                let s = src + v * dv, d = dst + v * stride
-                for u in u0..<width { d[u] = s[u * du] }
+        }
+        let fullRows = rows.lowerBound + (rows.count / 8) * 8
+        let fullColumns = width / 8 * 8
+        // 64×64 tiles of blocks: a tile's source lines (64 rows × 64 bytes) stay in L1 while used.
+        var t0 = rows.lowerBound
+        while t0 < fullRows {
+            let t1 = min(t0 + 64, fullRows)
+            var c0 = 0
+            while c0 < fullColumns {
+                let c1 = min(c0 + 64, fullColumns)
+                var v0 = t0
+                while v0 < t1 {
+                    var u0 = c0
+                    while u0 < c1 { block(v0, u0); u0 += 8 }
+                    v0 += 8
+                }
+                c0 = c1
             }
-            v0 += blockRows
+            t0 = t1
+        }
+        // The ragged right columns and bottom rows, one sample at a time.
+        for v in rows {
+            let s = src + v * dv, d = dst + v * stride
+            for u in (v < fullRows ? fullColumns : 0)..<width { d[u] = s[u * du] }
         }
     }
 
