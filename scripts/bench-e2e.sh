@@ -100,17 +100,17 @@ fi
 if [[ " $PARTS " == *" files "* ]]; then
     STANDARD="blur sigma=6 | rotate 90 | mirror | scale fit=720x1280"
     STANDARD_GRAPH="gblur=sigma=6,transpose=1,hflip,scale=720:1280"
-    # label clip preset chain graph
+    # label;clip;preset;chain;graph (';' because chains contain '|')
     FILE_CASES=(
-        "natural veryfast|natural|veryfast|$STANDARD|$STANDARD_GRAPH"
-        "natural medium|natural|medium|$STANDARD|$STANDARD_GRAPH"
-        "noisy plain|noisy|medium||"
-        "noisy standard|noisy|medium|$STANDARD|$STANDARD_GRAPH"
-        "noisy blur 30|noisy|medium|blur sigma=30|gblur=sigma=30"
+        "natural veryfast;natural;veryfast;$STANDARD;$STANDARD_GRAPH"
+        "natural medium;natural;medium;$STANDARD;$STANDARD_GRAPH"
+        "noisy plain;noisy;medium;;"
+        "noisy standard;noisy;medium;$STANDARD;$STANDARD_GRAPH"
+        "noisy blur 30;noisy;medium;blur sigma=30;gblur=sigma=30"
     )
     for ((r = 1; r <= RUNS; r++)); do
         for i in "${!FILE_CASES[@]}"; do
-            IFS='|' read -r _ clip preset chain graph <<< "${FILE_CASES[$i]}"
+            IFS=';' read -r _ clip preset chain graph <<< "${FILE_CASES[$i]}"
             ENCODE=(--encoder-preset "$preset" --crf 23 --audio-bitrate 128k)
             FFENCODE=(-c:v libx264 -preset "$preset" -crf 23 -pix_fmt yuv420p -c:a aac -b:a 128k)
             run "file-lf-$i" "$LIVEFILTER" run "${CLIP[$clip]}" -o "$WORK/lf$i.mp4" ${chain:+--chain "$chain"} "${ENCODE[@]}" -y -q
@@ -120,7 +120,7 @@ if [[ " $PARTS " == *" files "* ]]; then
     printf "\nfiles end to end (median of %d; CRF 23, AAC 128k, MP4)\n" "$RUNS"
     printf "%-18s %9s %9s %6s %9s %9s %6s %8s %8s %6s\n" "case" "lf wall" "ff wall" "ratio" "lf CPU" "ff CPU" "ratio" "lf MB" "ff MB" "ratio"
     for i in "${!FILE_CASES[@]}"; do
-        IFS='|' read -r label _ <<< "${FILE_CASES[$i]}"
+        IFS=';' read -r label _ <<< "${FILE_CASES[$i]}"
         lw=$(wall "file-lf-$i"); fw=$(wall "file-ff-$i"); lc=$(cpu "file-lf-$i"); fc=$(cpu "file-ff-$i")
         lm=$(rss "file-lf-$i"); fm=$(rss "file-ff-$i")
         printf "%-18s %9.2f %9.2f %5.2fx %9.2f %9.2f %5.2fx %8.0f %8.0f %5.2fx\n" "$label" "$lw" "$fw" "$(echo "$fw / $lw" | bc -l)" \

@@ -51,25 +51,20 @@ struct FloatPlane: @unchecked Sendable {
 }
 
 /// Rounds to the nearest integer in 0...255. Adding 1.5·2²³ puts the rounded integer in the low
-/// mantissa bits (the generic `SIMD8<Int32>(_:rounding:)` is scalar and many times slower). The
-/// clamp is min/max: `replacing(with:where:)` compiled to a branch per lane (perf, 2026-11-23).
+/// mantissa bits (the generic `SIMD8<Int32>(_:rounding:)` is scalar and many times slower).
 @inline(__always)
 func roundToBytes(_ value: SIMD8<Float>) -> SIMD8<UInt8> {
-    let clamped = pointwiseMax(pointwiseMin(value, .init(repeating: 255)), .zero)
-    let bits = unsafeBitCast(clamped + 12_582_912, to: SIMD8<UInt32>.self)
-    // Lane by lane so it inlines into a pack (the generic narrowing can stay a call).
-    var bytes = SIMD8<UInt8>()
-    for i in 0..<8 { bytes[i] = UInt8(truncatingIfNeeded: bits[i]) }
-    return bytes
+    var clamped = value.replacing(with: 0, where: value .< 0)
+    clamped.replace(with: 255, where: clamped .> 255)
+    let shifted = clamped + 12_582_912
+    return SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(shifted, to: SIMD8<UInt32>.self))
 }
 
 @inline(__always)
 func roundToBytes16(_ value: SIMD16<Float>) -> SIMD16<UInt8> {
-    let clamped = pointwiseMax(pointwiseMin(value, .init(repeating: 255)), .zero)
-    let bits = unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self)
-    var bytes = SIMD16<UInt8>()
-    for i in 0..<16 { bytes[i] = UInt8(truncatingIfNeeded: bits[i]) }
-    return bytes
+    var clamped = value.replacing(with: 0, where: value .< 0)
+    clamped.replace(with: 255, where: clamped .> 255)
+    return SIMD16<UInt8>(truncatingIfNeeded: unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self))
 }
 
 @inline(__always)
@@ -82,8 +77,8 @@ func storeBytes8(_ value: SIMD8<Float>, to p: UnsafeMutablePointer<UInt8>, count
     }
 }
 
-/// 16 bytes as floats. Lane by lane so it inlines: the generic SIMD conversions become calls in
-/// large kernels (measured: the plane scaler spent most of its time in them).
+/// 16 bytes as floats, lane by lane so it inlines: in the plane scaler the generic SIMD conversion
+/// stayed a call and took most of the time (measured). Elsewhere the generic form measured as fast.
 @inline(__always)
 func floats16(_ p: UnsafePointer<UInt8>) -> SIMD16<Float> {
     let bytes = UnsafeRawPointer(p).loadUnaligned(as: SIMD16<UInt8>.self)
@@ -94,10 +89,7 @@ func floats16(_ p: UnsafePointer<UInt8>) -> SIMD16<Float> {
 
 @inline(__always)
 func loadFloats8(_ p: UnsafePointer<UInt8>) -> SIMD8<Float> {
-    let bytes = UnsafeRawPointer(p).loadUnaligned(as: SIMD8<UInt8>.self)
-    var result = SIMD8<Float>()
-    for i in 0..<8 { result[i] = Float(bytes[i]) }
-    return result
+    SIMD8<Float>(UnsafeRawPointer(p).loadUnaligned(as: SIMD8<UInt8>.self))
 }
 
 @inline(__always)
@@ -135,7 +127,7 @@ enum FIRBlurKernel {
                 // Row with R edge pixels repeated on both sides.
                 var j = 0
                 while j + 16 <= samples {
-                    store16(floats16(s + j), padded + (ch &* radius &+ j))
+                    store16(SIMD16<Float>(UnsafeRawPointer(s + j).loadUnaligned(as: SIMD16<UInt8>.self)), padded + (ch &* radius &+ j))
                     j &+= 16
                 }
                 while j < samples { padded[ch &* radius &+ j] = Float(s[j]); j &+= 1 }

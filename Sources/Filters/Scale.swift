@@ -245,7 +245,8 @@ enum ScaleKernel {
     /// Rounds R, G, B to 0...255 and packs them little-endian into the low three bytes.
     @inline(__always)
     static func packPixel(_ value: SIMD4<Float>) -> UInt32 {
-        let clamped = pointwiseMax(pointwiseMin(value, .init(repeating: 255)), .zero)
+        var clamped = value.replacing(with: 0, where: value .< 0)
+        clamped.replace(with: 255, where: clamped .> 255)
         let bits = unsafeBitCast(clamped + 12_582_912, to: SIMD4<UInt32>.self) & 0xFF
         return bits[0] | bits[1] << 8 | bits[2] << 16
     }
