@@ -261,7 +261,8 @@ extension Crop: PlanarFilter {
 
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         guard rect.isEven, rect.isInside(picture) else { return nil }
-        return PlaneCropRenderer(rect: rect.shifted(by: role.shift), inputSize: picture.shifted(by: role.shift))
+        let plane = rect.shifted(by: role.shift)
+        return PlaneRectRenderer(inputSize: picture.shifted(by: role.shift), outputSize: plane.size, rect: plane)
     }
 }
 
@@ -281,8 +282,9 @@ extension Pad: PlanarFilter {
         guard acceptsPlanes(of: picture), let offset = offsets(for: picture) else { return nil }
         let samples = color.samples(of: fill)
         let value = role == .luma ? samples.y : role == .cb ? samples.cb : samples.cr
-        return PlaneFillRenderer(inputSize: picture.shifted(by: role.shift),
-                                 outputSize: FrameSize(width: width, height: height).shifted(by: role.shift),
+        let input = picture.shifted(by: role.shift)
+        return PlaneRectRenderer(inputSize: input, outputSize: FrameSize(width: width, height: height).shifted(by: role.shift),
+                                 rect: PixelRect(x: 0, y: 0, width: input.width, height: input.height),
                                  x: offset.x >> role.shift, y: offset.y >> role.shift, fill: value)
     }
 }
@@ -357,43 +359,27 @@ final class PlaneMoveRenderer: PlaneRenderer {
     }
 }
 
-final class PlaneCropRenderer: PlaneRenderer {
+/// Copies `rect` of the source plane to (x, y) of the destination; the rest of the destination is
+/// `fill` (a pad's canvas). A crop is the rectangle at (0, 0) with nothing left to fill.
+final class PlaneRectRenderer: PlaneRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize
     private let rect: PixelRect
-
-    init(rect: PixelRect, inputSize: FrameSize) {
-        self.rect = rect
-        self.inputSize = inputSize
-        outputSize = rect.size
-    }
-
-    func render(_ source: Plane, into destination: Plane) {
-        for v in 0..<rect.height {
-            destination.row(v).update(from: source.row(rect.y + v) + rect.x, count: rect.width)
-        }
-    }
-}
-
-/// The picture at (x, y) on a canvas of one sample value.
-final class PlaneFillRenderer: PlaneRenderer {
-    let inputSize: FrameSize
-    let outputSize: FrameSize
     private let x: Int, y: Int
     private let fill: UInt8
 
-    init(inputSize: FrameSize, outputSize: FrameSize, x: Int, y: Int, fill: UInt8) {
-        (self.inputSize, self.outputSize, self.x, self.y, self.fill) = (inputSize, outputSize, x, y, fill)
+    init(inputSize: FrameSize, outputSize: FrameSize, rect: PixelRect, x: Int = 0, y: Int = 0, fill: UInt8 = 0) {
+        (self.inputSize, self.outputSize, self.rect, self.x, self.y, self.fill) = (inputSize, outputSize, rect, x, y, fill)
     }
 
     func render(_ source: Plane, into destination: Plane) {
+        let w = outputSize.width
         for v in 0..<outputSize.height {
             let d = destination.row(v)
-            let inside = v >= y && v < y + inputSize.height
-            guard inside else { d.update(repeating: fill, count: outputSize.width); continue }
+            guard v >= y, v < y + rect.height else { d.update(repeating: fill, count: w); continue }
             d.update(repeating: fill, count: x)
-            (d + x).update(from: source.row(v - y), count: inputSize.width)
-            (d + x + inputSize.width).update(repeating: fill, count: outputSize.width - x - inputSize.width)
+            (d + x).update(from: source.row(rect.y + v - y) + rect.x, count: rect.width)
+            (d + x + rect.width).update(repeating: fill, count: w - x - rect.width)
         }
     }
 }
