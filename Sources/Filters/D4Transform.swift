@@ -63,6 +63,31 @@ protocol D4Representable {
     func d4Transform(for input: FrameSize) -> D4Transform?
 }
 
+/// A run of consecutive mirrors and quarter turns folded into one move while a chain is walked:
+/// the one fusion rule `ChainRenderer` and `PlanarChainRenderer` both use.
+struct MoveRun {
+    var transform: D4Transform
+    /// The picture's size before the run.
+    var input: FrameSize
+    var names: [String]
+
+    var name: String { names.joined(separator: " + ") }
+    var outputSize: FrameSize { transform.outputSize(for: input) }
+
+    /// Folds `filter` into `run` when it is an exact move at `size`; the size after it, or nil
+    /// when it is not a move (then `run` is unchanged).
+    static func fold(_ filter: any Filter, at size: FrameSize, into run: inout MoveRun?) -> FrameSize? {
+        guard let d4 = (filter as? any D4Representable)?.d4Transform(for: size) else { return nil }
+        if run == nil {
+            run = MoveRun(transform: d4, input: size, names: [filter.description])
+        } else {
+            run!.transform = run!.transform.followed(by: d4)
+            run!.names.append(filter.description)
+        }
+        return d4.outputSize(for: size)
+    }
+}
+
 /// Renders a D4 move: row copies for flips, cache-blocked tiles for transposes.
 final class D4Renderer: FilterRenderer {
     let inputSize: FrameSize

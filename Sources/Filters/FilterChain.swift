@@ -66,19 +66,17 @@ public final class ChainRenderer {
         var renderers: [any FilterRenderer] = []
         var names: [String] = []
         var size = inputSize
-        var pending: (transform: D4Transform, input: FrameSize, names: [String])?
+        var pending: MoveRun?
         func flush() {
             if let p = pending, !p.transform.isIdentity {
                 renderers.append(D4Renderer(transform: p.transform, inputSize: p.input))
-                names.append(p.names.joined(separator: " + "))
+                names.append(p.name)
             }
             pending = nil
         }
         for filter in chain.filters {
-            if let d4 = (filter as? any D4Representable)?.d4Transform(for: size) {
-                pending = pending.map { ($0.transform.followed(by: d4), $0.input, $0.names + [filter.description]) }
-                    ?? (d4, size, [filter.description])
-                size = d4.outputSize(for: size)
+            if let next = MoveRun.fold(filter, at: size, into: &pending) {
+                size = next
                 continue
             }
             flush()

@@ -137,7 +137,7 @@ public final class PlanarChainRenderer {
         guard !chain.isEmpty, inputSize.width % 2 == 0, inputSize.height % 2 == 0 else { return nil }
         var passes: [Pass] = []
         var size = inputSize
-        var pending: (move: D4Transform, input: FrameSize, names: [String])?
+        var pending: MoveRun?
         /// A scale right after a whole-picture blur: one pass that interpolates the blurred small
         /// picture straight onto the scale's grid (`BlurAndScale`), when that gives the same picture.
         func fuseBlurAndScale() {
@@ -150,31 +150,28 @@ public final class PlanarChainRenderer {
             passes.append(Pass(filter: fused, name: name, outputSize: fused.output))
         }
         func flush() {
-            if let p = pending, !p.move.isIdentity {
-                passes.append(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: p.move)), name: p.names.joined(separator: " + "),
-                                   outputSize: p.move.outputSize(for: p.input)))
+            if let p = pending, !p.transform.isIdentity {
+                passes.append(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: p.transform)), name: p.name, outputSize: p.outputSize))
             }
             pending = nil
         }
         for filter in chain.filters {
-            if let d4 = (filter as? any D4Representable)?.d4Transform(for: size) {
-                pending = pending.map { ($0.move.followed(by: d4), $0.input, $0.names + [filter.description]) }
-                    ?? (d4, size, [filter.description])
-                size = d4.outputSize(for: size)
+            if let next = MoveRun.fold(filter, at: size, into: &pending) {
+                size = next
                 continue
             }
             // A pending move commutes with a whole-picture blur and with a scale (its target turned
             // back): those run first, and the move once at the end, on the smaller picture.
-            if let p = pending, !p.move.isIdentity {
+            if let p = pending, !p.transform.isIdentity {
                 if let blur = filter as? GaussianBlur, blur.region == nil {
                     passes.append(Pass(filter: blur, name: blur.description, outputSize: p.input))
                     continue
                 }
                 if let scale = filter as? Scale, let target = try? scale.outputSize(for: size), target.width % 2 == 0,
                    target.height % 2 == 0 {
-                    let unturned = p.move.transposes ? target.swapped : target
+                    let unturned = p.transform.transposes ? target.swapped : target
                     passes.append(Pass(filter: Scale(.exact(unturned), method: scale.method), name: scale.description, outputSize: unturned))
-                    pending = (p.move, unturned, p.names)
+                    pending?.input = unturned
                     size = target
                     fuseBlurAndScale()
                     continue

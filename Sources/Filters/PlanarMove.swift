@@ -139,13 +139,12 @@ extension FilterChain {
     /// The chain as one planar move when every filter is an exact pixel move for the sizes it
     /// sees (mirrors, quarter turns), else nil. An empty chain is the identity move.
     public func planarMove(for input: FrameSize) -> PlanarMove? {
-        var move = D4Transform.identity
+        var run: MoveRun?
         var size = input
         for filter in filters {
-            guard let d4 = (filter as? any D4Representable)?.d4Transform(for: size) else { return nil }
-            move = move.followed(by: d4)
-            size = d4.outputSize(for: size)
+            guard let next = MoveRun.fold(filter, at: size, into: &run) else { return nil }
+            size = next
         }
-        return PlanarMove(transform: move)
+        return PlanarMove(transform: run?.transform ?? .identity)
     }
 }

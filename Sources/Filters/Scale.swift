@@ -252,18 +252,13 @@ enum ScaleKernel {
     }
 }
 
-/// The horizontal taps of a plane resampler as contiguous windows: output i reads `taps` samples
-/// of a reflect-padded row from `starts[i]` (zero weights where the kernel is shorter), so each
-/// output is one vector load and multiply. Same kernel, support and normalisation as
-/// `ResampleAxis`; only the reflection at the edges moves into the row's padding.
+/// The horizontal taps of a plane resampler, eight outputs at a time: each group of eight reads
+/// one span of a reflect-padded row with one dense weight matrix (zero where an output's kernel
+/// does not reach). Same kernel, support and normalisation as `ResampleAxis`; only the reflection
+/// at the edges moves into the row's padding.
 struct WindowAxis: Sendable {
-    /// Window length, a multiple of 8.
-    let taps: Int
     /// Padding on each side of the row, in samples.
     let margin: Int
-    /// Window start in the padded row (sample j of the row is at margin + j).
-    let starts: [Int32]
-    let weights: [Float]
 
     init(source: Int, destination: Int, method: Scale.Method) {
         let scale = Double(source) / Double(destination)
@@ -302,8 +297,7 @@ struct WindowAxis: Sendable {
             }
         }
         let longest = windows.map(\.weights.count).max() ?? 1
-        let taps = (longest + 7) / 8 * 8
-        self.taps = taps
+        let taps = (longest + 7) / 8 * 8   // each output's window, in the padded row from starts[o]
         let reach = windows.map { max(-$0.first, $0.first + taps - source) }.max() ?? 0
         let margin = max(0, reach) + 8
         self.margin = margin
@@ -312,8 +306,6 @@ struct WindowAxis: Sendable {
             starts.append(Int32(margin + window.first))
             for k in 0..<taps { weights.append(k < window.weights.count ? Float(window.weights[k]) : 0) }
         }
-        self.starts = starts
-        self.weights = weights
         // Eight outputs at a time: one dense matrix over the samples their windows span.
         let groups = (destination + 7) / 8
         var span = 1
