@@ -5,8 +5,9 @@
 # Idempotent: does nothing when everything is installed.
 #
 #   scripts/install-deps.sh          # as root, or: sudo scripts/install-deps.sh
-#   LIVEFILTER_PLAYERS=1 …           # also the independent players the tests play our HLS with:
-#                                    # GStreamer (gst-launch/gst-discoverer) and headless Chromium
+#   LIVEFILTER_PLAYERS=1 …           # also what only the tests need: the independent players they play
+#                                    # our HLS with (GStreamer, headless Chromium) and Debian's
+#                                    # mate-backgrounds, the photograph PlanarChainTests decode
 #   source scripts/install-deps.sh   # from another script: also leaves /opt/swift/usr/bin on PATH
 #                                    # when `swift` was not already there (demo.sh and test.sh do this)
 set -euo pipefail
@@ -15,7 +16,7 @@ packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswres
           libavutil-dev libx264-dev pkg-config ffmpeg git ca-certificates time)
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
-               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3)
+               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 mate-backgrounds)
 fi
 
 missing=()
