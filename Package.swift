@@ -29,12 +29,15 @@ let package = Package(
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: ["MediaIO", "Filters", "HLS"]),
+        // One job split into shards across machines: the plan, a shard's part, the audio task, the
+        // join, and submitting them to a cluster engine (Slurm) that schedules them.
+        .target(name: "Shards", dependencies: ["Pipeline", "MediaIO", "HLS"]),
         // A small HTTP/1.1 server (POSIX sockets): `livefilter serve` and the HLS test servers.
         .target(name: "HTTPServer"),
         // One import for library users: re-exports Filters, MediaIO and Pipeline.
-        .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO", "HLS"]),
+        .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO", "HLS", "Shards"]),
         .executableTarget(name: "livefilter", dependencies: [
-            "Pipeline", "Filters", "MediaIO", "HLS", "HTTPServer",
+            "Pipeline", "Shards", "Filters", "MediaIO", "HLS", "HTTPServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // libFuzzer targets (scripts/fuzz.sh); an ordinary build makes corpus replay tools of them.

@@ -57,7 +57,7 @@ public final class AtomicFile: OutputArtifact {
 
     /// Output path checks, made before any file is created: the folder exists and is writable, and
     /// `path` is not a folder, nor an existing file unless `overwrite`.
-    static func checkDestination(_ path: String, overwrite: Bool) throws(MediaError) {
+    public static func checkDestination(_ path: String, overwrite: Bool) throws(MediaError) {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -217,7 +217,7 @@ public final class AtomicFile: OutputArtifact {
     }
 
     /// Writes `bytes` to `path` in one go (begin, write, commit): the playlists.
-    static func write(_ bytes: [UInt8], to path: String, displayPath: String) throws(MediaError) {
+    public static func write(_ bytes: [UInt8], to path: String, displayPath: String) throws(MediaError) {
         let file = AtomicFile(unchecked: path, displayPath: displayPath)
         try file.begin()
         try file.write(bytes)

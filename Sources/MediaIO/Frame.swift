@@ -24,6 +24,9 @@ public final class Frame: @unchecked Sendable {
         return p == lf_nopts_value() ? nil : p
     }
 
+    /// The decoder marked this picture a keyframe (an IDR or recovery point of the input).
+    public var isKeyframe: Bool { pointer.pointee.key_frame != 0 }
+
     public var width: Int { Int(pointer.pointee.width) }
     public var height: Int { Int(pointer.pointee.height) }
     public var sampleCount: Int { Int(pointer.pointee.nb_samples) }

@@ -108,6 +108,22 @@ public final class HLSWriter: PacketSink {
     private var originWallClock: Date?
     private var originMediaTime = 0.0
     private var deletedThrough = -1
+    /// The number of the first segment written (a shard of a split job starts at its place in the whole).
+    private let firstSegmentNumber: Int
+    /// The schedule's last segment, when known: an audio rendition ends with its video's segments.
+    private let lastSegment: Int64?
+    /// Every packet is written this much later (seconds, exact): see `timelineOffset(for:)`.
+    private let offset: Rational
+
+    /// The writer's timestamps are the output's time plus this constant, so that no timestamp is
+    /// negative (x264's reordering delay and AAC's priming start before zero) and the container never
+    /// shifts by what its first packet happens to be: every part of a split job, and the audio
+    /// rendition written on its own, then land on the timeline a single run gives. 1.4 s, as the
+    /// ffmpeg CLI's MPEG-TS and HLS outputs start, or whole seconds covering three frames at low rates.
+    public static func timelineOffset(for rate: Rational) -> Rational {
+        let threeFrames = 3 / rate.doubleValue + 0.1
+        return threeFrames <= 1.4 ? Rational(7, 5) : Rational(Int(threeFrames.rounded(.up)), 1)
+    }
 
     /// Checks the destination; creates nothing.
     /// - Parameters:
@@ -116,9 +132,15 @@ public final class HLSWriter: PacketSink {
     ///     encoder's keyframes, so cuts and keyframes cannot disagree.
     ///   - overwrite: replace an existing playlist and segments of the same names.
     ///   - clock: wall clock for EXT-X-PROGRAM-DATE-TIME (tests pass a fixed one).
+    ///   - firstSegmentNumber: the number of the first segment's file (and its media sequence number).
+    ///   - lastSegment: the schedule's last segment, when known (later media joins it).
     public init(playlistPath: String, options: HLSOutputOptions, schedule: SegmentSchedule, overwrite: Bool,
+                firstSegmentNumber: Int = 0, lastSegment: Int64? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }) throws(MediaError) {
         try options.validate()
+        self.firstSegmentNumber = firstSegmentNumber
+        self.lastSegment = lastSegment
+        offset = Self.timelineOffset(for: schedule.grid.rate)
         self.playlistPath = playlistPath
         self.options = options
         self.schedule = schedule
@@ -135,7 +157,7 @@ public final class HLSWriter: PacketSink {
         initSegmentName = options.segmentType == .fmp4 ? (options.initSegmentName ?? "\(stem)_init.mp4") : nil
         // The playlist, the first segment and the init segment stand for an earlier output.
         try AtomicFile.checkDestination(playlistPath, overwrite: overwrite)
-        for name in [namePattern.name(0)] + (initSegmentName.map { [$0] } ?? []) {
+        for name in [namePattern.name(firstSegmentNumber)] + (initSegmentName.map { [$0] } ?? []) {
             try AtomicFile.checkDestination(folder + "/" + name, overwrite: overwrite)
         }
         muxer = try Muxer(streamingTo: sink, container: options.segmentType == .ts ? .ts : .mp4,
@@ -243,6 +265,8 @@ public final class HLSWriter: PacketSink {
             mediaEnd = max(mediaEnd, end)
         }
         if !segmentOpen { try openSegment() }
+        let shift = av_rescale_q(Int64(offset.numerator), AVRational(num: 1, den: Int32(offset.denominator)), timeBase.av)
+        packet.shiftTimestamps(by: -shift)
         try muxer.write(packet, toStream: index, timeBase: timeBase)
     }
 
@@ -308,18 +332,25 @@ public final class HLSWriter: PacketSink {
 
     // MARK: - Segments
 
+    /// The schedule's segment of a tick: media before zero (AAC priming) is in the first segment,
+    /// media after `lastSegment` (an audio track's tail past the video) in the last.
+    private func segmentOf(_ tick: Int64) -> Int64 {
+        let segment = max(0, schedule.segment(ofTick: tick))
+        return lastSegment.map { min($0, segment) } ?? segment
+    }
+
     /// Cuts before a keyframe whose tick the schedule puts in a later segment than the open one.
     private func cutIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
         guard let start = segmentStart else {
             // First packet of the cutting stream: the timeline starts here.
             segmentStart = time
             segmentStartsWithKeyframe = keyframe
-            currentSegment = schedule.segment(ofTick: tick)
+            currentSegment = segmentOf(tick)
             originWallClock = clock()
             originMediaTime = time
             return
         }
-        let segment = schedule.segment(ofTick: tick)
+        let segment = segmentOf(tick)
         guard keyframe, segment > currentSegment, time > start else { return }
         let due = schedule.grid.seconds(ofTick: schedule.firstTick(ofSegment: currentSegment + 1))
         if time > due + options.segmentDuration / 2 {
@@ -338,7 +369,7 @@ public final class HLSWriter: PacketSink {
     }
 
     private func openSegment() throws(MediaError) {
-        let file = AtomicFile(unchecked: folder + "/" + namePattern.name(segments.count), displayPath: playlistPath)
+        let file = AtomicFile(unchecked: folder + "/" + namePattern.name(firstSegmentNumber + segments.count), displayPath: playlistPath)
         try file.begin()
         try sink.begin(file)
         segmentOpen = true
@@ -347,7 +378,7 @@ public final class HLSWriter: PacketSink {
     private func closeSegment(duration: Double) throws(MediaError) {
         guard let file = sink.end() else { return }
         segmentOpen = false
-        let sequence = segments.count
+        let sequence = firstSegmentNumber + segments.count
         let name = namePattern.name(sequence)
         let bytes = file.byteCount
         if publishesDuringRun {

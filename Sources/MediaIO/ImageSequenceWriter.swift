@@ -20,9 +20,12 @@ public final class ImageSequenceWriter: PacketSink {
     private var committed = false
     private var discarded = false
     public private(set) var bytesWritten: Int64 = 0
+    /// The number of the first file (1, or a shard's place in the whole sequence).
+    private let firstNumber: Int
 
     /// Checks the pattern and the destination; creates nothing.
-    public init(pattern: String, overwrite: Bool) throws(MediaError) {
+    public init(pattern: String, overwrite: Bool, firstNumber: Int = 1) throws(MediaError) {
+        self.firstNumber = firstNumber
         guard let last = pattern.split(separator: "/").last, !last.contains("..") else {
             throw .unsupportedOutput(pattern, reason: "not a file pattern")
         }
@@ -35,7 +38,7 @@ public final class ImageSequenceWriter: PacketSink {
         self.name = name
         folder = URL(fileURLWithPath: pattern).deletingLastPathComponent().path
         // The first file of the sequence already there means an earlier run: ask before replacing.
-        try AtomicFile.checkDestination(folder + "/" + name.name(1), overwrite: overwrite)
+        try AtomicFile.checkDestination(folder + "/" + name.name(firstNumber), overwrite: overwrite)
     }
 
     public var wantsGlobalHeader: Bool { false }
@@ -59,7 +62,7 @@ public final class ImageSequenceWriter: PacketSink {
 
     public func write(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
         guard begun, !committed, !discarded else { throw .invalidSettings("ImageSequenceWriter.write called outside begin…commit") }
-        let file = AtomicFile(unchecked: folder + "/" + name.name(frames.files.count + 1), displayPath: pattern)
+        let file = AtomicFile(unchecked: folder + "/" + name.name(frames.files.count + firstNumber), displayPath: pattern)
         try file.begin()
         if let data = packet.pointer.pointee.data, packet.size > 0 {
             try file.write(from: UnsafeRawPointer(data), count: packet.size)

@@ -21,6 +21,8 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     case inputStalled(String, seconds: Int)
     /// A failure while decoding, encoding or writing after the job had started.
     case processing(FFmpegError)
+    /// A shard's input is not what its plan was made from (changed, replaced, or read differently).
+    case inputChanged(String, reason: String)
 
     public var description: String {
         switch self {
@@ -40,6 +42,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .inputTooLarge(url, reason): "input '\(url)' is refused: \(reason)"
         case let .inputStalled(url, seconds): "input '\(url)' delivered nothing for \(seconds) s; the output was finished with what arrived"
         case let .processing(error): error.description
+        case let .inputChanged(url, reason): "input '\(url)' is not the input the plan was made from: \(reason)"
         }
     }
 
@@ -62,6 +65,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .diskFull: "free space on the output's file system, or write elsewhere"
         case .inputStalled: "check that the stream is still being published, or raise --stall-timeout"
         case .processing: "the input may be damaged; run with a different input or report the problem"
+        case .inputChanged: "make the plan again (livefilter plan …) and run every shard of the new plan"
         }
     }
 }

@@ -167,7 +167,15 @@ public final class Muxer: PacketSink {
 
     /// Adds a stream whose packets are copied unchanged from `demuxer`'s stream `index`.
     public func addStream(copying index: Int, of demuxer: Demuxer) throws(MediaError) -> Int {
-        let source = demuxer.stream(index)
+        try addStream(copying: demuxer.stream(index))
+    }
+
+    /// Adds a stream whose packets are copied unchanged from a part file's stream `index` (a join).
+    public func addStream(copying index: Int, of part: PartReader) throws(MediaError) -> Int {
+        try addStream(copying: part.stream(index))
+    }
+
+    private func addStream(copying source: UnsafeMutablePointer<AVStream>) throws(MediaError) -> Int {
         guard let stream = avformat_new_stream(context, nil) else { throw .invalidSettings("avformat_new_stream failed") }
         let code = avcodec_parameters_copy(stream.pointee.codecpar, source.pointee.codecpar)
         if code < 0 { throw .processing(FFmpegError(code: code, operation: "avcodec_parameters_copy")) }

@@ -6,7 +6,7 @@ import Synchronization
 /// What the filter stage hands an encode stage.
 enum EncodeWork: @unchecked Sendable {
     /// Encode `frame` at `pts`; `remember` is the picture a later repeat shows again.
-    case picture(Frame, remember: Frame, pts: Int64, duration: Int64)
+    case picture(Frame, remember: Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
     /// Show the remembered picture again (no filtering, no conversion).
     case repeatLast(pts: Int64, duration: Int64)
 }
@@ -31,6 +31,7 @@ final class EncodeStage: @unchecked Sendable {
     private let stream: Int
     private let constantRate: Bool
     private let schedule: SegmentSchedule?
+    private var keep: Range<Int64>?
     private let timing: TimingRecorder
     private let stopDeadline: StopDeadline
     private let written = Atomic<Int>(0)
@@ -38,8 +39,11 @@ final class EncodeStage: @unchecked Sendable {
     private var encodedEnd: Int64 = 0
     private var discardTimeBase = Rational(1, 1)
 
-    init(encoder: Encoder, mux: MuxStage, constantRate: Bool, schedule: SegmentSchedule?, timing: TimingRecorder,
-         stopDeadline: StopDeadline) throws(MediaError) {
+    /// - Parameter keep: a shard's range: its encoder also sees the pictures before and after it
+    ///   (rate control and look-ahead as in a single run), whose packets are dropped here.
+    init(encoder: Encoder, mux: MuxStage, constantRate: Bool, schedule: SegmentSchedule?, keep: Range<Int64>? = nil,
+         timing: TimingRecorder, stopDeadline: StopDeadline) throws(MediaError) {
+        self.keep = keep
         self.encoder = encoder
         self.mux = mux
         self.constantRate = constantRate
@@ -81,13 +85,13 @@ final class EncodeStage: @unchecked Sendable {
         var lastDuration: Int64 = 1
         var remembered: Frame?
         var sent = 0
-        func encode(_ frame: Frame, pts: Int64, duration: Int64) throws {
+        func encode(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool = false) throws {
             sent += 1
             if let limit = Self.injectedFailureAfter, sent > limit {
                 throw MediaError.processing(FFmpegError(.inputOutput, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]"))
             }
             frame.presentationTimestamp = pts
-            if let schedule, schedule.startsSegment(tick: pts) { frame.requestKeyframe() }
+            if keyframe || schedule.map({ $0.startsSegment(tick: pts) }) == true { frame.requestKeyframe() }
             if !constantRate { durations[pts] = duration }
             lastDuration = duration
             try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
@@ -95,9 +99,9 @@ final class EncodeStage: @unchecked Sendable {
         }
         while let work = try input.receive() {
             switch work {
-            case let .picture(frame, remember, pts, duration):
+            case let .picture(frame, remember, pts, duration, keyframe):
                 remembered = remember
-                try encode(frame, pts: pts, duration: duration)
+                try encode(frame, pts: pts, duration: duration, keyframe: keyframe)
             case let .repeatLast(pts, duration):
                 guard let remembered else { continue }
                 let again = remembered.newReference()
@@ -114,7 +118,7 @@ final class EncodeStage: @unchecked Sendable {
     private func discardAll() throws {
         while let work = try input.receive() {
             switch work {
-            case let .picture(_, _, pts, duration), let .repeatLast(pts, duration):
+            case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration):
                 encodedEnd = max(encodedEnd, pts + duration)
                 written.add(1, ordering: .relaxed)
             }
@@ -128,6 +132,7 @@ final class EncodeStage: @unchecked Sendable {
             // libx264 leaves durations at zero; muxers want them.
             let pts = packet.presentationTimestamp ?? 0
             packet.duration = constantRate ? 1 : (durations.removeValue(forKey: pts) ?? lastDuration)
+            if let keep, !keep.contains(pts) { continue }
             encodedEnd = max(encodedEnd, pts + packet.duration)
             written.add(1, ordering: .relaxed)
             try mux.input.send(MuxItem(packet: packet, stream: stream, timeBase: encoder.timeBase))
@@ -147,6 +152,7 @@ final class MuxStage: @unchecked Sendable {
     private let timing: TimingRecorder
     private let bytes = Atomic<Int64>(0)
     private let dropped = Atomic<Int>(0)
+    private let written = Atomic<Int>(0)
 
     init(sink: any PacketSink, producers: Int, timing: TimingRecorder) {
         self.sink = sink
@@ -167,12 +173,15 @@ final class MuxStage: @unchecked Sendable {
                     dropped.add(1, ordering: .relaxed)
                 }
                 bytes.store(sink.bytesWritten, ordering: .relaxed)
+                written.add(1, ordering: .relaxed)
             }
         }
     }
 
     /// Bytes written so far (safe to read from any thread).
     var bytesWritten: Int64 { bytes.load(ordering: .relaxed) }
+    /// Packets handed to the sink (a damaged one dropped there included).
+    var packetsWritten: Int { written.load(ordering: .relaxed) }
     /// Damaged packets dropped.
     var droppedPackets: Int { dropped.load(ordering: .relaxed) }
 }

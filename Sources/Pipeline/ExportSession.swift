@@ -115,7 +115,7 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         case .cancelled: kind = .processingFailed
         case let .media(m):
             kind = switch m {
-            case .inputNotFound, .inputUnreadable: .inputUnreadable
+            case .inputNotFound, .inputUnreadable, .inputChanged: .inputUnreadable
             case .notMediaFile, .decoderMissing, .inputTooLarge, .noVideoFrames: .notMedia
             case .noVideoStream: .noVideoTrack
             case .encoderMissing: .encoderMissing

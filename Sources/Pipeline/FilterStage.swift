@@ -6,7 +6,9 @@ import Synchronization
 /// What the tick stage asks of the filter stage: a picture to show at an output time, or the last
 /// picture again (a repeated tick is neither filtered nor converted again).
 enum FilterWork: @unchecked Sendable {
-    case show(Frame, pts: Int64, duration: Int64)
+    /// `keyframe`: the encoder makes this picture a keyframe (it shows an input keyframe and the
+    /// plan puts output keyframes where the input has them).
+    case show(Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
     case repeatLast(pts: Int64, duration: Int64)
 }
 
@@ -129,20 +131,20 @@ final class FilterStage: @unchecked Sendable {
         }
         while let item = try work.receive() {
             switch item {
-            case let .show(frame, pts, duration):
-                try show(frame, pts: pts, duration: duration)
+            case let .show(frame, pts, duration, keyframe):
+                try show(frame, pts: pts, duration: duration, keyframe: keyframe)
             case let .repeatLast(pts, duration):
                 for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
             }
         }
     }
 
-    private func show(_ frame: Frame, pts: Int64, duration: Int64) throws {
+    private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool) throws {
         if path == .passthrough {
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
             input.clearPictureType()
-            for output in outputs { try output.input.send(.picture(input, remember: input, pts: pts, duration: duration)) }
+            for output in outputs { try output.input.send(.picture(input, remember: input, pts: pts, duration: duration, keyframe: keyframe)) }
             return
         }
         if let planar, planar.accepts(frame) {
@@ -150,7 +152,7 @@ final class FilterStage: @unchecked Sendable {
             let count = planarFrames.add(1, ordering: .relaxed).newValue
             if count % 8 == 1 { publishedPasses.withLock { $0 = planarPasses(planar) } }
             for output in outputs {
-                try output.input.send(.picture(result.newReference(), remember: result, pts: pts, duration: duration))
+                try output.input.send(.picture(result.newReference(), remember: result, pts: pts, duration: duration, keyframe: keyframe))
             }
             return
         }
@@ -161,7 +163,7 @@ final class FilterStage: @unchecked Sendable {
         if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
         for (output, converter) in zip(outputs, converters) {
             let converted = try converter.convert(image)
-            try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration))
+            try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration, keyframe: keyframe))
         }
     }
 

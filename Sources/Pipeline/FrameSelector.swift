@@ -23,12 +23,18 @@ public struct FrameSelector<Payload> {
     public private(set) var droppedFrames = 0
     /// Ticks that showed a frame already shown.
     public private(set) var repeatedTicks = 0
+    /// Frames replaced before a shard's first tick (decoded from the keyframe to reach it).
+    public private(set) var prerollFrames = 0
+    private let firstTick: Int64
     private var held: (payload: Payload, time: MediaTime, shown: Bool)?
     private var lastShown: Payload?
 
-    public init(rate: Rational) {
+    /// - Parameter firstTick: the first tick to emit (a shard's; 0 for a whole run).
+    public init(rate: Rational, firstTick: Int64 = 0) {
         precondition(rate.isPositive, "tick rate must be positive")
         self.rate = rate
+        self.firstTick = firstTick
+        nextTickIndex = firstTick
     }
 
     public func targetTime(ofTick index: Int64) -> MediaTime {
@@ -43,7 +49,9 @@ public struct FrameSelector<Payload> {
             return []
         }
         let ticks = emitTicks(before: time)
-        if !held!.shown { droppedFrames += 1 }
+        if !held!.shown {
+            if firstTick > 0, nextTickIndex == firstTick { prerollFrames += 1 } else { droppedFrames += 1 }
+        }
         held = (payload, time, false)
         return ticks
     }
@@ -81,7 +89,7 @@ public struct FrameSelector<Payload> {
         guard held != nil else { return [] }
         var ticks = emitTicks(before: endTime)
         // A stream shorter than one tick still yields one frame.
-        if nextTickIndex == 0 { ticks = emitOne() }
+        if nextTickIndex == firstTick { ticks = emitOne() }
         if !held!.shown { droppedFrames += 1 }
         held = nil
         return ticks

@@ -31,6 +31,10 @@ public struct JobConfiguration: Sendable {
     public var inputOptions = InputOptions()
     /// Pace a file or VOD input like live, on the wall clock (restreaming a file as live HLS).
     public var realtime = false
+    /// An output keyframe wherever the picture shown is an input keyframe (ffmpeg's
+    /// `-force_key_frames source`): output GOPs start where the input's do. Every task of a split
+    /// file job does this, so each shard's first picture is a keyframe of the single run too.
+    public var keyframesAtSource = false
     /// Run the chain on RGB pictures even where it would give the same picture on the YUV planes.
     public var exactRGB = false
     /// On a live input, skip ahead (dropping frames) when the output falls this far behind the live edge.
@@ -48,10 +52,46 @@ public struct JobConfiguration: Sendable {
     /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).
     public var stallTimeout: Duration?
 
+    /// One shard of a job split across machines: the part of the whole output this run makes
+    /// (the Shards module plans it; nil for a whole run).
+    public var shard: ShardWindow?
+
     public init(input: String, output: String, chain: FilterChain = FilterChain()) {
         self.input = input
         self.output = output
         self.chain = chain
+    }
+}
+
+/// The part of a job's output one shard makes, on the whole job's timeline, and where it starts reading.
+public struct ShardWindow: Sendable, Equatable, Codable {
+    /// Constant rate: output ticks `start..<end`. Timestamps kept: input presentation times
+    /// (video time base, relative to the container's start) `start..<end`. `end` nil: to the end.
+    public var start: Int64
+    public var end: Int64?
+    /// Where encoding starts, before `start` (same units): the encoder's rate control warms up on
+    /// the pictures before the shard as a single run's had, then their packets are dropped and
+    /// `start` is a keyframe. nil: encoding starts at `start`.
+    public var encodeFrom: Int64?
+    /// Where encoding ends, after `end` (exclusive): the encoder's look-ahead sees the pictures
+    /// after the shard as a single run's does; their packets are dropped.
+    public var encodeUntil: Int64?
+    /// The presentation timestamp (video time base, as the container gives it) of the input
+    /// keyframe reading starts at; nil reads from the beginning.
+    public var seekKeyframe: Int64?
+    /// The whole input's first frame time (video time base, relative to the container's start):
+    /// output tick 0. Every shard keeps the whole job's grid.
+    public var tickOrigin: Int64
+    /// The number of this shard's first HLS segment, or first PNG file.
+    public var firstSegment: Int
+    public var firstImageNumber: Int
+
+    public init(start: Int64, end: Int64?, encodeFrom: Int64? = nil, encodeUntil: Int64? = nil, seekKeyframe: Int64?,
+                tickOrigin: Int64, firstSegment: Int = 0, firstImageNumber: Int = 1) {
+        self.encodeUntil = encodeUntil
+        (self.start, self.end, self.seekKeyframe, self.tickOrigin) = (start, end, seekKeyframe, tickOrigin)
+        self.encodeFrom = encodeFrom
+        (self.firstSegment, self.firstImageNumber) = (firstSegment, firstImageNumber)
     }
 }
 
@@ -132,6 +172,8 @@ public struct JobSummary: Sendable {
     public var framesFiltered = 0
     public var framesDropped = 0
     public var framesRepeated = 0
+    /// A shard's frames decoded from its keyframe only to reach its first picture.
+    public var prerollFrames = 0
     public var decodeErrors = 0
     /// Output duration in seconds.
     public var duration: Double = 0
@@ -147,6 +189,8 @@ public struct JobSummary: Sendable {
     public var inputWasLive = false
     /// Every playlist written (HLS), master first.
     public var outputs: [String] = []
+    /// HLS: each media playlist as a master lists it (measured bit rates, size, rate, codecs).
+    public var hlsRenditions: [HLSRendition] = []
     /// Non-fatal problems: late keyframes, lint findings on our own output.
     public var warnings: [String] = []
     /// Stopped at `maxDuration`.

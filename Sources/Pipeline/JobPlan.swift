@@ -133,6 +133,8 @@ public struct JobPlan: Sendable {
     public let displayMatrixTag: DisplayMatrix?
     /// A live input skips ahead rather than fall further behind than this.
     public let maxLatency: Duration?
+    /// A shard of a split job: the part of the output this run makes.
+    public var shard: ShardWindow? { configuration.shard }
 
     public init(configuration requested: JobConfiguration, input: InputFacts) throws(JobError) {
         var configuration = requested
@@ -158,6 +160,9 @@ public struct JobPlan: Sendable {
         }
         displayMatrixTag = policy == .keep ? video.displayMatrix : nil
         maxLatency = input.isLive ? configuration.maxLatency : nil
+        if configuration.shard != nil, input.isLive {
+            throw .media(.invalidSettings("a live input cannot be split into shards: live streams scale by running one process per stream"))
+        }
         color = ColorDescription.outputTags(forSource: video.colorSpace, size: video.size)
 
         let rate = configuration.frameRate

@@ -9,14 +9,17 @@ final class ReadStage: @unchecked Sendable {
     let packets: Channel<Packet>
     private let demuxer: Demuxer
     private let audioIndex: Int?
+    private let withVideo: Bool
     private let stopping = Atomic<Bool>(false)
     private let lastArrival = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     private let newestVideoPts = Atomic<Int64>(.min)
 
     /// - Parameter capacity: packets queued. A live input gets room for minutes, so the reader
     ///   keeps reading (and the live edge stays current) while the pipeline catches up.
-    init(demuxer: Demuxer, audioStream: Int?, capacity: Int) {
+    ///   `withVideo` false sends audio only (the audio task of a split job).
+    init(demuxer: Demuxer, audioStream: Int?, capacity: Int, withVideo: Bool = true) {
         self.demuxer = demuxer
+        self.withVideo = withVideo
         audioIndex = audioStream
         packets = Channel(capacity: capacity)
     }
@@ -46,7 +49,7 @@ final class ReadStage: @unchecked Sendable {
             }
             if case .endOfFile = result { return }
             lastArrival.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-            if packet.streamIndex == videoIndex {
+            if packet.streamIndex == videoIndex, withVideo {
                 if let pts = packet.presentationTimestamp, pts > newestVideoPts.load(ordering: .relaxed) {
                     newestVideoPts.store(pts, ordering: .relaxed)
                 }

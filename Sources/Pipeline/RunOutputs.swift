@@ -25,7 +25,8 @@ final class RunOutputs: @unchecked Sendable {
             var writers: [(HLSWriter, String)] = []
             for rendition in plan.renditions {
                 let path = rendition.playlistPath ?? plan.configuration.output
-                let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite)
+                let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite,
+                                           firstSegmentNumber: plan.shard?.firstSegment ?? 0)
                 writers.append((writer, (path as NSString).lastPathComponent))
             }
             hls = writers
@@ -34,7 +35,7 @@ final class RunOutputs: @unchecked Sendable {
             }
             media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
         case let .imageSequence(pattern):
-            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite)
+            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: plan.shard?.firstImageNumber ?? 1)
             media = [MuxStage(sink: sink, producers: 1, timing: timing)]
             hls = []; master = nil
         case let .file(path, container):
@@ -96,6 +97,9 @@ final class RunOutputs: @unchecked Sendable {
         guard let master else { return [plan.configuration.output] }
         return [master.path] + hls.map(\.writer.playlistPath)
     }
+
+    /// Each media playlist as a master lists it (read after `commit`).
+    var hlsRenditions: [HLSRendition] { hls.map { $0.writer.rendition(uri: $0.uri) } }
 
     /// `run` checks its own HLS output against RFC 8216 and the publishing rules.
     func lint() -> [String] {

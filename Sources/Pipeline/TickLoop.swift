@@ -38,6 +38,8 @@ public struct TickStatistics: Sendable {
     public var framesShown = 0
     public var repeatedTicks = 0
     public var droppedFrames = 0
+    /// Frames decoded before a shard's first tick, only to reach its first picture.
+    public var prerollFrames = 0
     /// Ticks that started more than one period after their deadline.
     public var lateTicks = 0
     /// Times the loop skipped ahead to stay within the latency bound.
@@ -46,6 +48,25 @@ public struct TickStatistics: Sendable {
     public var latenessP50: Duration = .zero
     public var latenessP95: Duration = .zero
     public var latenessMax: Duration = .zero
+}
+
+/// Part of the output timeline, for one shard of a job split across machines: the input time of
+/// tick 0 (the whole input's first frame, not this shard's) and the ticks to make.
+public struct TickWindow: Sendable, Equatable {
+    public var origin: MediaTime
+    public var firstTick: Int64
+    /// Exclusive; nil runs to the end of the input.
+    public var endTick: Int64?
+
+    public init(origin: MediaTime, firstTick: Int64, endTick: Int64?) {
+        (self.origin, self.firstTick, self.endTick) = (origin, firstTick, endTick)
+    }
+}
+
+/// A shard's first frame came after its first tick: the reading did not start early enough.
+public struct TickWindowLate: Error, Sendable {
+    public var firstTick: Int64
+    public var firstFrame: MediaTime
 }
 
 /// The display link. A clock ticks at the output rate; at each tick the loop takes the newest frame
@@ -70,13 +91,17 @@ public struct TickLoop<Payload> {
         self.maxLatency = maxLatency
     }
 
+    /// - Parameter window: make only these ticks, on the whole input's timeline (a shard). The
+    ///   input starts at a keyframe at or before the first tick's frame; earlier frames are pre-roll.
     public func run<C: Clock, Input: TickInput<Payload>>(
         clock: C, input: inout Input,
+        window: TickWindow? = nil,
         shouldStop: () -> Bool = { false },
         onSkip: (MediaTime) -> Void = { _ in },
         emit: (FrameSelector<Payload>.Tick) async throws -> Void
     ) async throws -> TickStatistics where C.Duration == Duration {
-        var selector = FrameSelector<Payload>(rate: rate)
+        let firstTick = window?.firstTick ?? 0
+        var selector = FrameSelector<Payload>(rate: rate, firstTick: firstTick)
         var stats = TickStatistics()
         var lateness: [Duration] = []
         let period = rate.duration(ofTicks: 1)
@@ -93,13 +118,19 @@ public struct TickLoop<Payload> {
             case let .end(time): ended = time
             }
         }
-        guard let (firstPayload, origin) = first else { return stats }
+        guard let (firstPayload, firstTime) = first else { return stats }
+        let origin = window?.origin ?? firstTime
         // Times on the output timeline: input time − origin − skipped.
         var skipped: Int64 = 0
         func shifted(_ t: MediaTime) -> MediaTime {
             MediaTime(value: t.value - origin.value - skipped, numerator: origin.numerator, denominator: origin.denominator)
         }
-        var lookahead: (Payload, MediaTime)? = (firstPayload, origin)
+        // A shard's reading starts at a keyframe at or before its first tick's picture; a later
+        // first frame would put another picture on that tick than the whole run shows.
+        if let window, selector.targetTime(ofTick: window.firstTick) < shifted(firstTime) {
+            throw TickWindowLate(firstTick: window.firstTick, firstFrame: shifted(firstTime))
+        }
+        var lookahead: (Payload, MediaTime)? = (firstPayload, firstTime)
         let start = clock.now
 
         /// Offers every frame due by `target` (the newest wins); true once the tick's picture is
@@ -127,9 +158,10 @@ public struct TickLoop<Payload> {
         // An undecided live tick looks for its frame again four times a period until its deadline.
         let recheck = period / 4
 
-        var k: Int64 = 0
+        var k = firstTick
         while !shouldStop() {
-            let deadline = start.advanced(by: rate.duration(ofTicks: k))
+            if let end = window?.endTick, k >= end { break }
+            let deadline = start.advanced(by: rate.duration(ofTicks: k - firstTick))
             let target = selector.targetTime(ofTick: k)
             if input.runsAheadOfClock {
                 while !(try await gather(upTo: target)), clock.now < deadline, !shouldStop() {
@@ -170,6 +202,7 @@ public struct TickLoop<Payload> {
         selector.discardHeldFrame()
         stats.repeatedTicks = selector.repeatedTicks
         stats.droppedFrames = selector.droppedFrames
+        stats.prerollFrames = selector.prerollFrames
         lateness.sort()
         if !lateness.isEmpty {
             stats.latenessP50 = lateness[lateness.count / 2]

@@ -103,6 +103,8 @@ private final class PlanExecution {
                              videoPath: JobSummary.VideoPath(plan.videoPath), audioPath: JobSummary.AudioPath(plan.audio))
         // Output path checks come before any file is created.
         outputs = try RunOutputs(plan: plan, timing: timing)
+        // A shard reads from its keyframe on: before any stage reads.
+        if let seek = plan.shard?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let timeBase = plan.timing.isConstantRate ? plan.timing.rate.inverse : video.timeBase
         let constantRate = plan.timing.isConstantRate
         var encoders: [EncodeStage] = []
@@ -112,6 +114,7 @@ private final class PlanExecution {
                 : try Encoder.h264(size: rendition.size, frameRate: plan.timing.rate, timeBase: timeBase, color: plan.color,
                                    settings: rendition.encoder, globalHeader: mux.sink.wantsGlobalHeader)
             let stage = try EncodeStage(encoder: encoder, mux: mux, constantRate: constantRate, schedule: plan.segmentSchedule,
+                                        keep: plan.shard.map { $0.start..<($0.end ?? .max) },
                                         timing: timing, stopDeadline: stopDeadline)
             if let matrix = plan.displayMatrixTag { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
             encoders.append(stage)
@@ -187,19 +190,14 @@ private final class PlanExecution {
             throw Self.mediaError(error)
         }
         summary.outputs = outputs.playlists
+        summary.hlsRenditions = outputs.hlsRenditions
         summary.warnings += outputs.lint()
         let result = finalSummary(progress)
         if let stalled { throw .inputStalled(plan.configuration.input, seconds: stalled) }
         return result
     }
 
-    static func mediaError(_ error: any Error) -> MediaError {
-        switch error {
-        case let error as MediaError: error
-        case let error as FFmpegError: .processing(error)
-        default: .processing(FFmpegError(.operationNotPermitted, operation: "\(error)"))
-        }
-    }
+    static func mediaError(_ error: any Error) -> MediaError { asMediaError(error) }
 
     /// The tick stage, in the calling task: takes decoded frames, decides which picture each output
     /// tick shows (or keeps each frame's own time), and hands the filter stage its work. Returns the
@@ -215,7 +213,10 @@ private final class PlanExecution {
             let emit: (FrameSelector<TimedFrame>.Tick) async throws -> Void = { [self] tick in
                 ticksShown += 1
                 if tick.isNewFrame {
-                    try await filter.work.send(.show(tick.payload.frame, pts: tick.index, duration: 1))
+                    let frame = tick.payload.frame
+                    try await filter.work.send(.show(frame, pts: tick.index, duration: 1,
+                                                     keyframe: plan.configuration.keyframesAtSource && frame.isKeyframe
+                                                         || tick.index == plan.shard?.start))
                 } else {
                     ticksRepeated += 1
                     try await filter.work.send(.repeatLast(pts: tick.index, duration: 1))
@@ -229,19 +230,37 @@ private final class PlanExecution {
                 return live.stalledSeconds
             }
             var file = FileTickInput(decode: decode)
-            if plan.configuration.realtime {
-                summary.ticks = try await loop.run(clock: ContinuousClock(), input: &file, shouldStop: stopping, emit: emit)
-            } else {
-                summary.ticks = try await loop.run(clock: VirtualClock(), input: &file, shouldStop: stopping, emit: emit)
+            let window = plan.shard.map {
+                TickWindow(origin: decode.time($0.tickOrigin), firstTick: $0.encodeFrom ?? $0.start, endTick: $0.encodeUntil ?? $0.end)
+            }
+            do {
+                if plan.configuration.realtime {
+                    summary.ticks = try await loop.run(clock: ContinuousClock(), input: &file, window: window, shouldStop: stopping, emit: emit)
+                } else {
+                    summary.ticks = try await loop.run(clock: VirtualClock(), input: &file, window: window, shouldStop: stopping, emit: emit)
+                }
+            } catch let late as TickWindowLate {
+                throw MediaError.inputChanged(plan.configuration.input, reason: "read from the planned keyframe, its first frame (\(late.firstFrame)) comes after the shard's first tick \(late.firstTick)")
             }
         case .sourceTimestamps:
-            // Timestamps kept: every frame once, strictly increasing.
+            // Timestamps kept: every frame once, strictly increasing (a shard: those in its window).
+            let window = plan.shard
             while !stopping() {
                 guard case let .frame(timed)? = try await decode.frames.receive() else { break }
                 let pts = timed.relativePts
+                if let window {
+                    let first = window.encodeFrom ?? window.start
+                    if pts < first { summary.prerollFrames += 1; continue }
+                    if let end = window.encodeUntil ?? window.end, pts >= end { break }
+                    if window.seekKeyframe != nil, lastOutputPts == .min, pts != first {
+                        throw MediaError.inputChanged(plan.configuration.input, reason: "the shard's first frame is at \(pts), not at its planned keyframe \(first)")
+                    }
+                }
                 guard pts > lastOutputPts else { summary.framesDropped += 1; continue }
                 lastOutputPts = pts
-                try await filter.work.send(.show(timed.frame, pts: pts, duration: timed.duration))
+                try await filter.work.send(.show(timed.frame, pts: pts, duration: timed.duration,
+                                                 keyframe: plan.configuration.keyframesAtSource && timed.frame.isKeyframe
+                                                     || pts == plan.shard?.start))
                 reportIfDue(progress)
             }
         }
@@ -287,6 +306,7 @@ private final class PlanExecution {
         if let ticks = summary.ticks {
             summary.framesDropped = ticks.droppedFrames
             summary.framesRepeated = ticks.repeatedTicks
+            summary.prerollFrames = ticks.prerollFrames
         }
         summary.bytes = outputs.committedBytes
         summary.timings = timing.timings
@@ -322,6 +342,15 @@ private final class PlanExecution {
 
     func seconds(since t: DispatchTime) -> Double {
         Double(DispatchTime.now().uptimeNanoseconds - t.uptimeNanoseconds) / 1e9
+    }
+}
+
+/// A stage's error as the `MediaError` a job reports.
+func asMediaError(_ error: any Error) -> MediaError {
+    switch error {
+    case let error as MediaError: error
+    case let error as FFmpegError: .processing(error)
+    default: .processing(FFmpegError(.operationNotPermitted, operation: "\(error)"))
     }
 }
 

@@ -16,6 +16,12 @@ enum LiveFilterExit: Int32 {
     case inputStalled = 9
     case inputTooLarge = 10
     case noVideoFrames = 11
+    /// A shard's input differs from the one its plan was made from.
+    case inputChanged = 12
+    /// `join` found parts missing or incomplete (or another join holds the plan).
+    case partsIncomplete = 13
+    /// A cluster task (Slurm) failed or was cancelled.
+    case clusterTaskFailed = 14
     case interrupted = 130
     case terminated = 143
 }
@@ -43,6 +49,7 @@ struct CommandFailure: Error {
         case .inputTooLarge: .inputTooLarge
         case .noVideoFrames: .noVideoFrames
         case .diskFull: .outputNotWritable
+        case .inputChanged: .inputChanged
         }
         self.init("\(error.description); \(error.recoverySuggestion)", code: code)
     }

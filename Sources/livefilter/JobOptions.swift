@@ -42,6 +42,9 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Frames between keyframes, or seconds with 's' (e.g. 2s).")
     var keyframeInterval: KeyframeInterval?
 
+    @Flag(help: "A keyframe in the output wherever the input has one (like ffmpeg's -force_key_frames source); sharded file jobs always do this.")
+    var keyframesAtSource = false
+
     @Option(help: "H.264 profile.")
     var profile: H264Profile?
 
@@ -141,6 +144,7 @@ struct JobOptions: ParsableArguments {
         config.audio = audioSettings
         config.realtime = realtime
         config.exactRGB = exactRGB
+        config.keyframesAtSource = keyframesAtSource
         config.maxLatency = .milliseconds(Int64(maxLatency * 1000))
         config.stallTimeout = stallTimeout.map { .milliseconds(Int64($0 * 1000)) }
         config.inputOptions.variant = variant

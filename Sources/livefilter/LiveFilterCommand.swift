@@ -10,10 +10,11 @@ struct LiveFilterCommand: AsyncParsableCommand {
             Exit codes: 0 ok; 1 processing failed; 2 usage error; 3 bad filter chain; 4 input missing or \
             unreadable; 5 input is not a media file; 6 no video stream; 7 output folder missing or not \
             writable or disk full; 8 output exists (use --overwrite); 9 live input stalled; 10 input refused by a limit; \
+            11 no frame decodes; 12 input differs from the plan's; 13 parts missing at join; 14 a cluster task failed; \
             130 interrupted (SIGINT); 143 terminated (SIGTERM).
             """,
         subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, FiltersCommand.self, EstimateCommand.self, PresetsCommand.self,
-                      ServeCommand.self, LintCommand.self])
+                      ServeCommand.self, LintCommand.self, PlanCommand.self, JoinCommand.self])
 
     /// Parses, runs, and turns every failure into one `livefilter: error:` line and a documented code.
     static func main() async {

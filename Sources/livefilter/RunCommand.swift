@@ -3,6 +3,7 @@ import Filters
 import Foundation
 import MediaIO
 import Pipeline
+import Shards
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,11 +16,31 @@ struct RunCommand: AsyncParsableCommand {
             pattern such as frames/%05d.png.
             """)
 
-    @Argument(help: "Input file or URL.")
-    var input: String
+    @Argument(help: "Input file or URL (not with --plan).")
+    var input: String?
 
     @Option(name: [.short, .long], help: "Output path: .mp4 .mov .mkv .ts, .m3u8 (HLS), frames/%05d.png, or null (filter and drop every picture, like ffmpeg's -f null).")
-    var output: String
+    var output: String?
+
+    @Option(help: "Run one task of a plan (livefilter plan): the shard --shard names, else the one the cluster's array index names (SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX). With --engine: where to write the plan.")
+    var plan: String?
+
+    @Option(help: "With --plan: the shard to run (0…N-1), or 'audio'.")
+    var shard: String?
+
+    @OptionGroup(title: "Scale-out") var sharding: ShardOptions
+
+    @Option(help: "With --shards: the cluster engine that runs the shards and the join (slurm).")
+    var engine: ClusterEngine?
+
+    @Option(help: "Slurm partition for the tasks and the join.")
+    var partition: String?
+
+    @Option(parsing: .unconditionalSingleValue, help: "An sbatch option for every task, as sbatch takes it (repeat for more), e.g. --slurm-option=--time=01:00:00.")
+    var slurmOption: [String] = []
+
+    @Flag(help: "With --engine: submit, print the job ids and return without waiting.")
+    var detach = false
 
     @OptionGroup var job: JobOptions
 
@@ -52,10 +73,29 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         if progressFile != nil && progress != .json { throw ValidationError("--progress-file needs --progress json") }
-        try Serving.validate(serve: serve, after: serveAfter, output: output)
+        let split = sharding.count != nil
+        if plan != nil, !split {
+            if input != nil || output != nil { throw ValidationError("--plan runs a task of the plan: its input and output come from the plan") }
+        } else {
+            guard input != nil else { throw ValidationError("missing the input (or --plan PLAN to run a task of a plan)") }
+            guard output != nil else { throw ValidationError("missing -o OUTPUT") }
+        }
+        if shard != nil, plan == nil { throw ValidationError("--shard needs --plan") }
+        if split, engine == nil { throw ValidationError("--shards needs --engine slurm (or write a plan with livefilter plan and run its tasks on any engine)") }
+        if engine != nil, !split { throw ValidationError("--engine needs --shards N or --shard-duration S") }
+        if (partition != nil || !slurmOption.isEmpty || detach), engine == nil { throw ValidationError("--partition, --slurm-option and --detach need --engine slurm") }
+        if split, serve != nil { throw ValidationError("--serve serves one run's output; a sharded job's output appears at the join") }
+        if let output { try Serving.validate(serve: serve, after: serveAfter, output: output) }
     }
 
     func run() async throws {
+        if engine != nil, let input, let output {
+            return try await runOnCluster(input: input, output: output)
+        }
+        if let plan {
+            return try await Sharding.runTask(planPath: plan, shard: shard, quiet: quiet, verbose: verbose)
+        }
+        guard let input, let output else { throw ValidationError("missing the input and -o OUTPUT") }
         var config = try self.job.configuration(input: input, output: output)
         config.overwrite = overwrite
 
@@ -130,4 +170,55 @@ struct RunCommand: AsyncParsableCommand {
         }
         if serveAfter, let server { Serving.keepServing(server, until: signals) }
     }
+
+    /// `--shards N --engine slurm`: writes the plan, submits the tasks and the join to Slurm, and
+    /// follows them (progress summed from the parts) unless `--detach`.
+    func runOnCluster(input: String, output: String) async throws {
+        let workDir = sharding.workDir ?? ShardPlan.defaultWorkDirectory(forOutput: URL(fileURLWithPath: output).standardizedFileURL.path)
+        let planPath = plan ?? workDir + "/plan.json"
+        try? FileManager.default.createDirectory(atPath: workDir, withIntermediateDirectories: true)
+        let made = try Sharding.makePlan(input: input, output: output, job: job, shards: sharding, overwrite: overwrite, planPath: planPath)
+        let slurm = SlurmEngine(partition: partition, options: slurmOption)
+        let submission: SlurmEngine.Submission
+        do { submission = try slurm.submit(plan: made, planPath: planPath) } catch { throw CommandFailure(error) }
+        if !quiet {
+            Sharding.describe(made, planPath: planPath)
+            Terminal.line("slurm       tasks: job \(submission.tasks) (array 0-\(made.taskCount - 1)); join: job \(submission.join) (afterok)")
+        }
+        if detach {
+            print("\(submission.tasks) \(submission.join)")
+            return
+        }
+        let signals = StopSignals()
+        let total = max(1, made.shards.reduce(0) { $0 + $1.frames })
+        let start = Date()
+        let showBar = !quiet && Terminal.isInteractive
+        do {
+            try await slurm.wait(submission, plan: made, shouldStop: { signals.signal != nil }) { done in
+                guard showBar else { return }
+                let fraction = min(1, Double(done) / Double(total))
+                Terminal.write(String(format: "\r[%@%@] %3.0f%%  frame %lld of %lld  %@\u{1B}[K",
+                                      String(repeating: "#", count: Int(fraction * 24)), String(repeating: " ", count: 24 - Int(fraction * 24)),
+                                      fraction * 100, done, total, Format.duration(Date().timeIntervalSince(start))))
+            }
+        } catch {
+            if showBar { Terminal.write("\r\u{1B}[K") }
+            if signals.signal != nil {
+                slurm.cancel(submission)
+                Terminal.line("livefilter: stopped; Slurm jobs \(submission.tasks) and \(submission.join) were cancelled")
+                throw ExitCode(LiveFilterExit.interrupted.rawValue)
+            }
+            throw CommandFailure(error)
+        }
+        if showBar { Terminal.write("\r\u{1B}[K") }
+        if !quiet {
+            Terminal.line(String(format: "joined      %@ (%lld frames, %d shards) in %.1f s; logs in %@/logs",
+                                 made.output, total, made.shards.count, Date().timeIntervalSince(start), made.workDirectory))
+        }
+    }
+}
+
+/// Cluster engines livefilter submits to (it schedules nothing itself).
+enum ClusterEngine: String, ExpressibleByArgument, CaseIterable {
+    case slurm
 }
