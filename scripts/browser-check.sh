@@ -2,10 +2,12 @@
 # Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
 # that its clock advances.
 #
-#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT]
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N]
 #
 # 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
-# 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8`,
+# 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8` (with --shards N: split into
+#    N shards with `livefilter plan`, each task run as a plain process, then `livefilter join`:
+#    a master with an EXT-X-MEDIA audio rendition),
 # 3. serves DIR with `livefilter serve DIR --listen 127.0.0.1:0` (any free port),
 # 4. opens the player page (/) in `chromium --headless=new`, driven over the DevTools protocol on a
 #    pipe (--remote-debugging-pipe: NUL-separated JSON on fds 3 and 4, no WebSocket client needed),
@@ -21,12 +23,14 @@ install=1
 seconds=6
 input="$root/samples/landscape.mp4"
 chain="mirror | blur 2"
+shards=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-install) install=0 ;;
         --seconds) seconds="$2"; shift ;;
         --input) input="$2"; shift ;;
         --chain) chain="$2"; shift ;;
+        --shards) shards="$2"; shift ;;
         -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
     esac
@@ -60,7 +64,14 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir "$work/hls"
-"$bin" run "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --quiet
+if [[ "$shards" -gt 0 ]]; then
+    "$bin" plan "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --shards "$shards" --plan "$work/plan.json" >/dev/null 2>&1
+    tasks=$(python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(len(p['shards']) + (1 if p['audio'] else 0))" "$work/plan.json")
+    for ((k = 0; k < tasks; k++)); do JOB_COMPLETION_INDEX=$k "$bin" run --plan "$work/plan.json" --quiet; done
+    "$bin" join "$work/plan.json" --quiet
+else
+    "$bin" run "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --quiet
+fi
 
 "$bin" serve "$work/hls" --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
 server_pid=$!

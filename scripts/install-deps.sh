@@ -7,7 +7,8 @@
 #   scripts/install-deps.sh          # as root, or: sudo scripts/install-deps.sh
 #   LIVEFILTER_PLAYERS=1 …           # also what only the tests need: the independent players they play
 #                                    # our HLS with (GStreamer, headless Chromium) and Debian's
-#                                    # mate-backgrounds, the photograph PlanarChainTests decode
+#                                    # mate-backgrounds, the photograph PlanarChainTests decode, and
+#                                    # Slurm (slurmctld slurmd slurm-client munge) for the scale-out tests
 #   source scripts/install-deps.sh   # from another script: also leaves /opt/swift/usr/bin on PATH
 #                                    # when `swift` was not already there (demo.sh and test.sh do this)
 set -euo pipefail
@@ -39,6 +40,11 @@ if ((${#missing[@]} > 0)); then
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 else
     echo "install-deps: all packages present"
+fi
+
+# Slurm's daemons must not start as system services on install (scripts/slurm-local.sh knows how).
+if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/slurm-local.sh" install
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

@@ -7,6 +7,7 @@
 #   scripts/slurm-local.sh start DIR    # prints `export SLURM_CONF=DIR/slurm.conf` on stdout when ready
 #   scripts/slurm-local.sh stop DIR     # cancels jobs, stops every daemon; idempotent
 #   scripts/slurm-local.sh selftest     # install, start, array job + dependent job, stop, timings
+#   scripts/slurm-local.sh with DIR CMD… # start, run CMD with SLURM_CONF set, stop; CMD's exit status
 #
 # The daemons outlive `start` (they run in their own session, detached from its stdio), so a caller
 # that dies without `stop` leaves them running. In CI, run the caller itself inside
@@ -249,10 +250,27 @@ cmd_selftest() {
     log "PASS: $(IFS=,; echo "${timings[*]}" | sed 's/,/, /g')"
 }
 
+# with DIR CMD…: a cluster for the length of one command. Starts it, runs CMD with SLURM_CONF set,
+# stops it, exits with CMD's status. Run under `unshare --pid --fork --kill-child --mount-proc`
+# (as the tests do), a killed caller takes the whole cluster with it.
+cmd_with() {
+    local dir="$1"; shift
+    local conf
+    conf=$(cmd_start "$dir") || exit 1
+    eval "$conf"
+    set +e
+    "$@"
+    local status=$?
+    set -e
+    cmd_stop "$dir" || true
+    exit "$status"
+}
+
 case "${1:-}" in
     install) cmd_install ;;
+    with) [[ $# -ge 3 ]] || { log "usage: $0 with DIR CMD…"; exit 2; }; shift; cmd_with "$@" ;;
     start) [[ $# == 2 ]] || { log "usage: $0 start DIR"; exit 2; }; cmd_start "$2" ;;
     stop) [[ $# == 2 ]] || { log "usage: $0 stop DIR"; exit 2; }; cmd_stop "$2" ;;
     selftest) cmd_selftest ;;
-    *) log "usage: $0 install | start DIR | stop DIR | selftest"; exit 2 ;;
+    *) log "usage: $0 install | start DIR | stop DIR | with DIR CMD… | selftest"; exit 2 ;;
 esac

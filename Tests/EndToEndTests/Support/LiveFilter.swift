@@ -12,6 +12,8 @@ enum ExitCode: Int32, Sendable {
     case noVideo = 6
     case outputFolder = 7
     case outputExists = 8
+    case inputChanged = 12
+    case partsIncomplete = 13
     case interrupted = 130
 }
 
