@@ -14,6 +14,8 @@ public struct HLSRendition: Sendable, Equatable {
     public var frameRate: Rational?
     /// RFC 6381, e.g. `avc1.64001e,mp4a.40.2`.
     public var codecs: String
+    /// The EXT-X-MEDIA audio group this rendition plays with (AUDIO=).
+    public var audioGroup: String?
 
     public init(uri: String, peakBitRate: Int, averageBitRate: Int, resolution: FrameSize?, frameRate: Rational?, codecs: String) {
         self.uri = uri
@@ -40,6 +42,8 @@ public final class MasterPlaylistWriter: OutputArtifact {
     /// The renditions to list, set before `publish` and `commit` (measured bit rates come in as the
     /// renditions are written).
     public var renditions: [HLSRendition] = []
+    /// EXT-X-MEDIA renditions (a ladder's audio).
+    public var media: [AlternativeRendition] = []
     private var committed = false
 
     /// Checks the destination; creates nothing.
@@ -51,11 +55,13 @@ public final class MasterPlaylistWriter: OutputArtifact {
 
     /// The playlist text: EXT-X-VERSION 1 (no attribute we use needs more), EXT-X-INDEPENDENT-SEGMENTS
     /// (every rendition livefilter writes starts each segment with a keyframe), one EXT-X-STREAM-INF each.
-    public static func render(_ renditions: [HLSRendition]) -> String {
-        MasterPlaylist(version: 1, independentSegments: true, variants: renditions.map { r in
-            VariantStream(bandwidth: r.peakBitRate, averageBandwidth: r.averageBitRate,
+    /// A peak is a peak: BANDWIDTH is never below AVERAGE-BANDWIDTH.
+    public static func render(_ renditions: [HLSRendition], media: [AlternativeRendition] = []) -> String {
+        MasterPlaylist(version: media.isEmpty ? 1 : 4, independentSegments: true, media: media, variants: renditions.map { r in
+            VariantStream(bandwidth: max(r.peakBitRate, r.averageBitRate), averageBandwidth: r.averageBitRate,
                           resolution: r.resolution.map { Resolution(width: $0.width, height: $0.height) },
-                          frameRate: r.frameRate?.doubleValue, codecs: r.codecs.isEmpty ? nil : r.codecs, uri: r.uri)
+                          frameRate: r.frameRate?.doubleValue, codecs: r.codecs.isEmpty ? nil : r.codecs,
+                          audioGroup: r.audioGroup, uri: r.uri)
         }).render()
     }
 
@@ -79,6 +85,6 @@ public final class MasterPlaylistWriter: OutputArtifact {
 
     private func write() throws(MediaError) {
         guard !renditions.isEmpty else { throw .invalidSettings("a master playlist needs at least one rendition") }
-        try AtomicFile.write(Array(Self.render(renditions).utf8), to: path, displayPath: path)
+        try AtomicFile.write(Array(Self.render(renditions, media: media).utf8), to: path, displayPath: path)
     }
 }

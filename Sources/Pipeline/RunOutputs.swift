@@ -10,8 +10,11 @@ import MediaIO
 final class RunOutputs: @unchecked Sendable {
     /// One mux stage per encoded rendition, in the plan's order (none for `-o null`).
     let media: [MuxStage]
+    /// A ladder's audio rendition (EXT-X-MEDIA): audio written once, not into every rung.
+    let audioRendition: MuxStage?
     private let plan: JobPlan
     private let hls: [(writer: HLSWriter, uri: String)]
+    private let audioWriter: (writer: HLSWriter, uri: String)?
     private let master: MasterPlaylistWriter?
 
     /// Checks every destination; creates nothing.
@@ -33,24 +36,43 @@ final class RunOutputs: @unchecked Sendable {
             master = try masterPath.map { path throws(MediaError) in
                 try MasterPlaylistWriter(path: path, overwrite: overwrite, publishesDuringRun: options.playlistType != .vod)
             }
-            media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
+            // A ladder's audio is one rendition every rung plays with (a 5.1 track copied into each
+            // rung made a 400k rung 853 kb/s).
+            if let masterPath, plan.audio != .none {
+                let url = URL(fileURLWithPath: masterPath)
+                let name = url.deletingPathExtension().lastPathComponent + "_audio.m3u8"
+                let path = url.deletingLastPathComponent().appendingPathComponent(name).path
+                let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite)
+                audioWriter = (writer, name)
+                audioRendition = MuxStage(sink: writer, producers: 1, timing: timing)
+                media = writers.map { MuxStage(sink: $0.0, producers: 1, timing: timing) }
+            } else {
+                audioWriter = nil
+                audioRendition = nil
+                media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
+            }
         case let .imageSequence(pattern):
             let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: plan.shard?.firstImageNumber ?? 1)
             media = [MuxStage(sink: sink, producers: 1, timing: timing)]
-            hls = []; master = nil
+            hls = []; master = nil; audioWriter = nil; audioRendition = nil
         case let .file(path, container):
             let sink = try Muxer(path: path, container: container,
                                  options: ContainerOptions(faststart: container == .mp4 || container == .mov), overwrite: overwrite)
             media = [MuxStage(sink: sink, producers: producers, timing: timing)]
-            hls = []; master = nil
+            hls = []; master = nil; audioWriter = nil; audioRendition = nil
         case .discard:
             media = []
-            hls = []; master = nil
+            hls = []; master = nil; audioWriter = nil; audioRendition = nil
         }
     }
 
+    /// Every mux stage: the renditions', then the audio rendition's.
+    var allMux: [MuxStage] { media + (audioRendition.map { [$0] } ?? []) }
+    /// Where the audio stage writes: the audio rendition, else every output.
+    var audioTargets: [MuxStage] { audioRendition.map { [$0] } ?? media }
+
     /// Every artifact, the master last.
-    private var artifacts: [any OutputArtifact] { media.map(\.sink) + (master.map { [$0] } ?? []) }
+    private var artifacts: [any OutputArtifact] { allMux.map(\.sink) + (master.map { [$0] } ?? []) }
 
     /// `--orientation keep`: container files carry the input's display matrix (HLS and PNG have none).
     func tagDisplayMatrix(of mux: MuxStage, stream: Int, _ matrix: DisplayMatrix) {
@@ -73,7 +95,7 @@ final class RunOutputs: @unchecked Sendable {
 
     /// Finishes every output and publishes it: trailers, the final playlists, renames into place.
     func commit() throws(MediaError) {
-        for stage in media { try stage.sink.commit() }
+        for stage in allMux { try stage.sink.commit() }
         if let master {
             master.renditions = masterRenditions()
             try master.commit()
@@ -86,16 +108,16 @@ final class RunOutputs: @unchecked Sendable {
     }
 
     /// Bytes written so far, as the mux stages last saw them (safe from any thread).
-    var bytesWritten: Int64 { media.reduce(0) { $0 + $1.bytesWritten } }
+    var bytesWritten: Int64 { allMux.reduce(0) { $0 + $1.bytesWritten } }
 
     /// The finished outputs' bytes (trailers and indexes included); read after `commit`.
-    var committedBytes: Int64 { media.reduce(0) { $0 + $1.sink.bytesWritten } }
+    var committedBytes: Int64 { allMux.reduce(0) { $0 + $1.sink.bytesWritten } }
 
     /// Every playlist written (HLS), master first.
     var playlists: [String] {
         if hls.isEmpty { return [] }
         guard let master else { return [plan.configuration.output] }
-        return [master.path] + hls.map(\.writer.playlistPath)
+        return [master.path] + hls.map(\.writer.playlistPath) + (audioWriter.map { [$0.writer.playlistPath] } ?? [])
     }
 
     /// Each media playlist as a master lists it (read after `commit`).
@@ -105,6 +127,7 @@ final class RunOutputs: @unchecked Sendable {
     func lint() -> [String] {
         var warnings: [String] = []
         for entry in hls { warnings += entry.writer.warnings }
+        if let audioWriter { warnings += audioWriter.writer.warnings }
         for path in playlists {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
             warnings += HLSLinter(profile: .livefilter).lint(text).violations.map { "\(path):\($0)" }
@@ -112,15 +135,30 @@ final class RunOutputs: @unchecked Sendable {
         return warnings
     }
 
-    /// The ladder's renditions, with bandwidths measured from the segments written.
+    /// The ladder's renditions, with bandwidths measured from the segments written (a rung's with
+    /// the audio rendition's added: a player fetches both).
     private func masterRenditions() -> [HLSRendition] {
         let hasAudio = plan.audio != .none
+        let audio = audioWriter.map { $0.writer.rendition(uri: $0.uri) }
+        if let master, let audioWriter {
+            var channels: Int?
+            if case let .aac(_, _, c, _) = plan.audio { channels = c }
+            if case .copy = plan.audio { channels = plan.input.audio?.channels }
+            master.media = [AlternativeRendition(groupID: "audio", name: "audio", channels: channels, uri: audioWriter.uri)]
+        }
         return zip(hls, plan.renditions).map { entry, rendition in
             var r = entry.writer.rendition(uri: entry.uri)
             // Before any segment exists, the configured rate stands in (rewritten at the end).
             if r.peakBitRate == 0, let b = rendition.bitRate {
                 r.peakBitRate = b * 6 / 5 + (hasAudio ? 128_000 : 0)
                 r.averageBitRate = b + (hasAudio ? 128_000 : 0)
+            } else if let audio {
+                r.peakBitRate += audio.peakBitRate
+                r.averageBitRate += audio.averageBitRate
+            }
+            if let audio {
+                r.audioGroup = "audio"
+                r.codecs = [r.codecs, audio.codecs].filter { !$0.isEmpty }.joined(separator: ",")
             }
             if r.resolution == nil { r.resolution = rendition.size }
             return r

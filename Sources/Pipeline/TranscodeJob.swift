@@ -128,7 +128,7 @@ private final class PlanExecution {
                            capacity: demuxer.isLive ? 8192 : 64)
         decode = try DecodeStage(demuxer: demuxer, packets: reader.packets, withAudio: plan.audio != .none,
                                  nominalRate: plan.timing.rate, timing: timing)
-        audio = try AudioStage(plan: plan.audio, demuxer: demuxer, input: decode.audio, outputs: outputs.media,
+        audio = try AudioStage(plan: plan.audio, demuxer: demuxer, input: decode.audio, outputs: outputs.audioTargets,
                                stopDeadline: stopDeadline)
         if audio == nil { decode.audio?.finish() }
         try outputs.begin()
@@ -138,7 +138,7 @@ private final class PlanExecution {
              quickStop: Bool) async throws(MediaError) -> JobSummary {
         summary.inputWasLive = demuxer.isLive
         summary.variant = demuxer.chosenVariant
-        for stage in outputs.media { stage.start(in: group) }
+        for stage in outputs.allMux { stage.start(in: group) }
         for stage in encoders { stage.start(in: group) }
         audio?.start(in: group)
         filter.start(in: group)

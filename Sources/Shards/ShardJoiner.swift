@@ -39,6 +39,7 @@ public enum ShardJoiner {
         if !keepParts {
             for k in plan.shards.indices { try? FileManager.default.removeItem(atPath: plan.partDirectory(k)) }
             try? FileManager.default.removeItem(atPath: plan.partDirectory(nil))
+            try? FileManager.default.removeItem(atPath: plan.workDirectory + "/progress")
         }
         summary.seconds = Date().timeIntervalSince(start)
         return summary

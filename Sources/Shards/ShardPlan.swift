@@ -31,6 +31,8 @@ public struct ShardPlan: Codable, Sendable, Equatable {
     public var hls: HLSLayout?
     /// Whether the output has audio, processed once for the whole input by the audio task.
     public var audio: Bool
+    /// Shards asked for; `shards` may hold fewer (a file with fewer keyframes, a short HLS output).
+    public var requested: Int
     public var shards: [Shard]
 
     /// The output timeline every shard keeps.
@@ -277,7 +279,7 @@ public enum ShardError: Error, CustomStringConvertible, Sendable {
         case .partsInconsistent: "run every shard of this plan again, then join"
         case let .media(error): error.recoverySuggestion
         case let .job(error): error.recoverySuggestion
-        case .cluster: "read the task's log named above"
+        case .cluster: "check the cluster (sinfo, squeue) and the log named, if any"
         }
     }
 }

@@ -172,6 +172,7 @@ public enum ShardPlanner {
             segmentDuration: plan.hlsOptions?.segmentDuration,
             hls: hlsLayout(plan, output: output),
             audio: plan.audio != .none,
+            requested: wanted,
             shards: ranges)
     }
 

@@ -102,7 +102,9 @@ public enum ShardRunner {
             }
             if summary.interrupted { throw .job(.cancelled) }
             manifest.frames = summary.framesWritten
-            manifest.prerollFrames = summary.prerollFrames
+            // Decoded only to reach the range, plus encoded only to warm up or cool down.
+            let made = summary.ticks?.ticks ?? summary.framesFiltered
+            manifest.prerollFrames = summary.prerollFrames + max(0, made - summary.framesWritten)
             manifest.bytes = summary.bytes
             if let layout = plan.hls {
                 manifest.playlists = try layout.video.map { name throws(ShardError) in

@@ -134,6 +134,10 @@ enum Sharding {
                           + (plan.hls != nil ? ", from segment \(s.firstSegment)" : ""))
         }
         if plan.audio { Terminal.line("audio       one task for the whole input (array index \(plan.shards.count))") }
+        if plan.shards.count < plan.requested {
+            let why = plan.hls != nil ? "shards start on segment boundaries" : "shards of a file output start on input keyframes"
+            Terminal.line("note        \(plan.shards.count) shards, not \(plan.requested): \(why), and this input has no more places to start one")
+        }
     }
 }
 

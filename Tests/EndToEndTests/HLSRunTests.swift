@@ -138,19 +138,31 @@ extension EndToEnd {
         try LiveFilter.requireSuccess(result)
         let text = try String(contentsOf: master, encoding: .utf8)
         let lines = text.split(separator: "\n").map(String.init)
+        // Peak over full-length segments, from the files themselves.
+        func peak(_ playlist: String) throws -> Double {
+            let segs = try Self.segments(of: outDir.appendingPathComponent(playlist))
+            let full = segs.count > 1 ? segs.filter { $0.duration >= 0.5 } : segs
+            return try full.map { seg -> Double in
+                let size = try FileManager.default.attributesOfItem(atPath: outDir.appendingPathComponent(seg.uri).path)[.size] as! NSNumber
+                return size.doubleValue * 8 / seg.duration
+            }.max() ?? 0
+        }
+        // The audio is one EXT-X-MEDIA rendition, not copied into every rung.
+        let media = try #require(lines.first { $0.hasPrefix("#EXT-X-MEDIA:TYPE=AUDIO") }, "no audio rendition:\n\(text)")
+        let audioURI = try #require(Self.attribute("URI", in: media))
+        let audioPeak = try peak(audioURI)
         var checked = 0
         for (i, line) in lines.enumerated() where line.hasPrefix("#EXT-X-STREAM-INF:") {
             let uri = lines[i + 1]
             let bandwidth = try #require(Int(Self.attribute("BANDWIDTH", in: line) ?? ""))
-            let media = outDir.appendingPathComponent(uri)
-            let segs = try Self.segments(of: media)
-            // Peak over full-length segments, from the files themselves.
-            let full = segs.count > 1 ? segs.filter { $0.duration >= 0.5 } : segs
-            let peak = try full.map { seg -> Double in
-                let size = try FileManager.default.attributesOfItem(atPath: outDir.appendingPathComponent(seg.uri).path)[.size] as! NSNumber
-                return size.doubleValue * 8 / seg.duration
-            }.max() ?? 0
-            #expect(abs(Double(bandwidth) - peak) / peak <= 0.10, "\(uri): BANDWIDTH \(bandwidth) vs peak \(Int(peak))")
+            let average = try #require(Int(Self.attribute("AVERAGE-BANDWIDTH", in: line) ?? ""))
+            #expect(average <= bandwidth, "\(uri): a peak is a peak: AVERAGE-BANDWIDTH \(average) > BANDWIDTH \(bandwidth)")
+            #expect(Self.attribute("AUDIO", in: line) == "audio", "\(line)")
+            let segs = try Self.segments(of: outDir.appendingPathComponent(uri))
+            let expected = try peak(uri) + audioPeak
+            #expect(abs(Double(bandwidth) - expected) / expected <= 0.10, "\(uri): BANDWIDTH \(bandwidth) vs video + audio peak \(Int(expected))")
+            let rung = try await FFprobe.probe(outDir.appendingPathComponent(segs[0].uri))
+            #expect(rung.audio == nil, "\(uri): the rung carries no audio of its own")
             // CODECS avc1.PPCCLL against the stream's profile and level.
             let codecs = try #require(Self.attribute("CODECS", in: line))
             let avc = try #require(codecs.split(separator: ",").first { $0.hasPrefix("\"avc1.") || $0.hasPrefix("avc1.") })

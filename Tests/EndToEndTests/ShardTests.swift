@@ -38,12 +38,21 @@ extension EndToEnd {
                 script += "'\(binary.path)' run '\(input.path)' -o '\(sandbox.file("\(i)-split.mp4").path)' \(common) --shards 4 --engine slurm -q\n"
                 script += "'\(binary.path)' run '\(input.path)' -o '\(sandbox.file("\(i)-hls/index.m3u8").path)' \(common) --hls-time 1 --shards 4 --engine slurm -q\n"
             }
+            // A task that fails (the encoder's fault injection, inherited through sbatch): exit 14,
+            // naming the task and its log; no output.
+            script += "set +e\nLIVEFILTER_FAULT_ENCODER_AFTER=3 '\(binary.path)' run '\(inputs[0].path)' -o '\(sandbox.file("failed.mp4").path)' --shards 2 --engine slurm -q 2> '\(sandbox.file("failed.err").path)'\n"
+            script += "echo $? > '\(sandbox.file("failed.status").path)'\nexit 0\n"
             for i in inputs.indices { try FileManager.default.createDirectory(at: sandbox.file("\(i)-hls"), withIntermediateDirectories: true) }
             let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/unshare"),
                                                   ["--pid", "--fork", "--kill-child", "--mount-proc", "bash", Self.slurmScript.path,
                                                    "with", sandbox.file("cluster").path, "bash", "-c", script],
                                                   timeout: .seconds(360))
             try #require(result.succeeded, "sharded runs on Slurm: \(result.summary)")
+            let failedStatus = try String(contentsOf: sandbox.file("failed.status"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let failedErr = try String(contentsOf: sandbox.file("failed.err"), encoding: .utf8)
+            #expect(failedStatus == "14", "a failed task exits 14: \(failedStatus) \(failedErr)")
+            #expect(failedErr.contains("task-") && failedErr.contains(".log"), "names the task's log: \(failedErr)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.file("failed.mp4").path))
             for (i, input) in inputs.enumerated() {
                 let common = ["--chain", chain, "--encoder-preset", "veryfast", "-q"]
                 try LiveFilter.requireSuccess(try await LiveFilter.run(["run", input.path, "-o", sandbox.file("\(i)-single.mp4").path,

@@ -15,10 +15,21 @@ extension EndToEnd {
               .enabled(if: available, "needs chromium and python3: run scripts/browser-check.sh (it installs chromium with apt-get)"),
               .timeLimit(.minutes(3)))
         func browserPlaysServedHLS() async throws {
+            try await play([])
+        }
+
+        @Test("headless Chromium plays a sharded, joined HLS (a master with an EXT-X-MEDIA audio rendition)",
+              .enabled(if: available, "needs chromium and python3: run scripts/browser-check.sh (it installs chromium with apt-get)"),
+              .timeLimit(.minutes(3)))
+        func browserPlaysShardedHLS() async throws {
+            try await play(["--shards", "3"])
+        }
+
+        func play(_ extra: [String]) async throws {
             let binary = try LiveFilter.binary()
             let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
             let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
-                                                  ["LIVEFILTER_BIN=\(binary.path)", "bash", script.path, "--no-install", "--seconds", "10"],
+                                                  ["LIVEFILTER_BIN=\(binary.path)", "bash", script.path, "--no-install", "--seconds", "10"] + extra,
                                                   timeout: .seconds(120))
             #expect(result.succeeded, "browser-check: \(result.stdoutText)\n\(result.summary)")
             let stats = try #require(result.stdoutText.split(separator: "\n").first { $0.hasPrefix("browser-check: stats ") })
