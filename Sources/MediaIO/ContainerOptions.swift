@@ -34,9 +34,13 @@ public struct ContainerOptions: Sendable, Equatable {
         // frag_custom: a fragment only when the writer flushes, i.e. one moof+mdat per segment.
         // empty_moov: ftyp+moov at the header = the init segment. default_base_moof: offsets relative
         // to each moof, so a segment stands alone. skip_trailer: no mfra index after the last segment.
-        if hlsFragments { movflags.append("+frag_custom+empty_moov+default_base_moof+skip_trailer") }
+        // frag_discont with an edit list: the first fragment's tfdt is the first packet's own time, not
+        // zero, so fragments keep the writer's timeline (HLSWriter's fixed offset) and the segments
+        // of a split job, each written by its own muxer, land where a single run puts them.
+        if hlsFragments { movflags.append("+frag_custom+empty_moov+default_base_moof+skip_trailer+frag_discont") }
         var dict: OpaquePointer? = nil
         if !movflags.isEmpty { av_dict_set(&dict, "movflags", movflags.joined(), 0) }
+        if hlsFragments { av_dict_set(&dict, "use_editlist", "1", 0) }
         return dict
     }
 

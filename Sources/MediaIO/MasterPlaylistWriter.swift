@@ -53,11 +53,12 @@ public final class MasterPlaylistWriter: OutputArtifact {
         self.publishesDuringRun = publishesDuringRun
     }
 
-    /// The playlist text: EXT-X-VERSION 1 (no attribute we use needs more), EXT-X-INDEPENDENT-SEGMENTS
+    /// The playlist text: EXT-X-VERSION 1 (no attribute we use needs more: RFC 8216 §7 keeps
+    /// EXT-X-MEDIA and AUDIO= compatible with version 1), EXT-X-INDEPENDENT-SEGMENTS
     /// (every rendition livefilter writes starts each segment with a keyframe), one EXT-X-STREAM-INF each.
     /// A peak is a peak: BANDWIDTH is never below AVERAGE-BANDWIDTH.
     public static func render(_ renditions: [HLSRendition], media: [AlternativeRendition] = []) -> String {
-        MasterPlaylist(version: media.isEmpty ? 1 : 4, independentSegments: true, media: media, variants: renditions.map { r in
+        MasterPlaylist(version: 1, independentSegments: true, media: media, variants: renditions.map { r in
             VariantStream(bandwidth: max(r.peakBitRate, r.averageBitRate), averageBandwidth: r.averageBitRate,
                           resolution: r.resolution.map { Resolution(width: $0.width, height: $0.height) },
                           frameRate: r.frameRate?.doubleValue, codecs: r.codecs.isEmpty ? nil : r.codecs,

@@ -181,6 +181,10 @@ public final class Muxer: PacketSink {
         if code < 0 { throw .processing(FFmpegError(code: code, operation: "avcodec_parameters_copy")) }
         // The source container's tag may mean nothing in this one.
         stream.pointee.codecpar.pointee.codec_tag = 0
+        // Demuxers leave an AAC stream's frame size unset; muxers want it (and warn without it).
+        if stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AAC, stream.pointee.codecpar.pointee.frame_size == 0 {
+            stream.pointee.codecpar.pointee.frame_size = 1024
+        }
         stream.pointee.time_base = source.pointee.time_base
         let par = source.pointee.codecpar.pointee
         let isVideo = par.codec_type == AVMEDIA_TYPE_VIDEO

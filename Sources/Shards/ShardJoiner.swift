@@ -241,7 +241,7 @@ public enum ShardJoiner {
                                  frameRate: list.facts.frameRate, codecs: codecs.isEmpty ? nil : codecs,
                                  audioGroup: audio == nil ? nil : "audio", uri: list.name)
         }
-        return MasterPlaylist(version: 4, independentSegments: true, media: media, variants: variants).render()
+        return MasterPlaylist(version: 1, independentSegments: true, media: media, variants: variants).render()
     }
 
     // MARK: Files

@@ -5,11 +5,18 @@ import MediaIO
 enum NetworkWarnings {
     nonisolated(unsafe) private static var seen = Set<String>()
 
+    /// Muxer notes that say nothing a user can act on: the fMP4 HLS writer keeps its timeline with
+    /// an edit list on an empty moov (see `ContainerOptions`), which movenc always remarks on; an
+    /// audio-only MPEG-TS (an HLS audio rendition) times its PCR from AAC's 1024-sample frames,
+    /// which mpegtsenc cannot read from the stream and always remarks on.
+    static let harmless = ["No meaningful edit list will be written when using empty_moov without delay_moov",
+                           "frame size not set"]
+
     static func drain() -> [String] {
         var out: [String] = []
         for raw in FFmpegLog.drainCapturedWarnings() {
             let line = raw.trimmingCharacters(in: .whitespaces)
-            guard !line.isEmpty, seen.insert(line).inserted else { continue }
+            guard !line.isEmpty, !harmless.contains(where: line.hasPrefix), seen.insert(line).inserted else { continue }
             out.append(line)
         }
         return out

@@ -15,10 +15,14 @@ struct ShardOptions: ParsableArguments {
     @Option(help: "Where the shards write their parts (a folder every node sees; default OUTPUT.parts next to the output).")
     var workDir: String?
 
+    @Option(help: "Seconds before each shard that its encoder also encodes and drops, so it reaches the shard as a single run's does (more: closer to the single run, more work).")
+    var shardWarmup: Double = 4
+
     func validate() throws {
         if shards != nil && shardDuration != nil { throw ValidationError("--shards and --shard-duration cannot be used together") }
         if let shards, !(1...10_000).contains(shards) { throw ValidationError("--shards must be between 1 and 10000") }
         if let shardDuration, !(shardDuration >= 1 && shardDuration.isFinite) { throw ValidationError("--shard-duration must be at least 1 second") }
+        if !(shardWarmup >= 0 && shardWarmup <= 60) { throw ValidationError("--shard-warmup must be between 0 and 60 seconds") }
     }
 
     var count: ShardCount? {
@@ -52,7 +56,7 @@ enum Sharding {
         FFmpegLog.setLevel(.quiet)
         do {
             let plan = try ShardPlanner.plan(configuration: config, arguments: Array(CommandLine.arguments.dropFirst()),
-                                             shards: count, workDirectory: shards.workDir)
+                                             shards: count, workDirectory: shards.workDir, warmup: shards.shardWarmup)
             try FileManager.default.createDirectory(atPath: plan.workDirectory, withIntermediateDirectories: true)
             try plan.write(to: planPath)
             return plan
