@@ -13,6 +13,7 @@
 # 3. With SLURM=1 and Slurm installed: N=4 through `run --engine slurm` on a local one-node cluster
 #    (scripts/slurm-local.sh), wall time against the single run's.
 # 4. The model: wall(M machines) for a one-hour job, from the measured figures (printed with its formula).
+#    MODEL_FROM="N OVERHEAD PLAN_S JOIN_S" SINGLE_WALL=S prints only the model from earlier figures.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 DURATION=${DURATION:-120}
@@ -25,6 +26,32 @@ LIVEFILTER=${LIVEFILTER:-$PWD/.build/release/livefilter}
 mkdir -p "$WORK"
 CHAIN="blur 6 | rotate 90 | mirror | scale fit=720x1280"
 OPTS=(--chain "$CHAIN" --encoder-preset veryfast)
+
+# The model: a one-hour job on M machines, each running one shard at the single run's speed.
+# A cut costs a fixed amount of extra work (pre-roll decode, warm-up and cool-down encode, a process's
+# start): measured here as seconds of content per extra shard, c = (overhead(N) - 1) x DURATION / (N - 1)
+# at the largest N. Then overhead(M) = 1 + (M - 1) x c / 3600 and
+# wall(M) = plan + T1 x overhead(M) / M + join, with T1, plan and join scaled from DURATION to an hour.
+# model SINGLE_WALL "N OVERHEAD PLAN_S JOIN_S"
+model() {
+    echo
+    t1=$(echo "$1 * 3600 / $DURATION" | bc -l)
+    read -r nmax omax pmax jmax <<< "$2"
+    per=$(echo "($omax - 1) * $DURATION / ($nmax - 1)" | bc -l)
+    echo "model (stated, not measured): one hour of this content takes T1 = $(printf '%.0f' "$t1") s on one such machine;"
+    echo "a cut costs c = $(printf '%.1f' "$per") s of content's work (from N=$nmax); overhead(M) = 1 + (M-1) c / 3600;"
+    echo "wall(M) = plan + T1 x overhead(M) / M + join (plan and join scaled to an hour: $(printf '%.0f' "$(echo "$pmax * 3600 / $DURATION" | bc -l)") s and $(printf '%.0f' "$(echo "$jmax * 3600 / $DURATION" | bc -l)") s)"
+    echo "| machines | overhead | wall (model) | speed-up |"
+    echo "|---|---|---|---|"
+    for m in 1 2 4 8 16 32 64; do
+        o=$(echo "1 + ($m - 1) * $per / 3600" | bc -l)
+        p=$(echo "$pmax * 3600 / $DURATION" | bc -l); j=$(echo "$jmax * 3600 / $DURATION" | bc -l)
+        w=$(echo "if ($m == 1) $t1 else $p + $t1 * $o / $m + $j" | bc -l)
+        printf "| %d | %.3f× | %.0f s | %.1f× |\n" "$m" "$o" "$w" "$(echo "$t1 / $w" | bc -l)"
+    done
+}
+
+if [[ -n ${MODEL_FROM:-} ]]; then model "${SINGLE_WALL:?SINGLE_WALL is needed with MODEL_FROM}" "$MODEL_FROM"; exit; fi
 
 CLIP=$WORK/natural-pan-${DURATION}s.mp4
 if [[ ! -s $CLIP ]]; then
@@ -68,7 +95,7 @@ for n in $SHARDS; do
     overhead=$(echo "$total / $(cpu single)" | bc -l)
     printf "| %d | %d | %.2f | %.1f | %.3f× | %d of %d (%.1f%%) | %.2f |\n" "$n" "$((tasks - 1))" "$(wall "plan-$n")" "$total" \
         "$overhead" "$twice" "$frames" "$(echo "100 * $twice / $frames" | bc -l)" "$(wall "join-$n")"
-    echo "$n $overhead $(wall "plan-$n") $(wall "join-$n")" >> "$WORK/model.in"
+    last="$n $overhead $(wall "plan-$n") $(wall "join-$n")"
 done
 
 if [[ $SLURM == 1 ]] && command -v sbatch >/dev/null && command -v unshare >/dev/null; then
@@ -81,21 +108,4 @@ if [[ $SLURM == 1 ]] && command -v sbatch >/dev/null && command -v unshare >/dev
          "against the single run's $(wall single) s: $(echo "$(wall single) / $(wall slurm4)" | bc -l | xargs printf '%.2f')× speed-up on one machine"
 fi
 
-# The model: a one-hour job on M machines, each running one shard at the single run's speed.
-# wall(M) = plan + T1 · overhead(N=M) / M + join, T1 = the single run's wall time scaled to an hour.
-# overhead(N) for N beyond the measured ones: the largest N's pre-roll cost per shard, times N.
-echo
-t1=$(echo "$(wall single) * 3600 / $DURATION" | bc -l)
-echo "model (stated, not measured): one hour of this content takes T1 = $(printf '%.0f' "$t1") s on one such machine;"
-echo "wall(M) = plan + T1 × overhead(M) / M + join, plan and join scaled by content length, overhead(M) = 1 + M × (per-shard extra of the largest measured N)"
-read -r nmax omax pmax jmax < <(tail -1 "$WORK/model.in")
-per=$(echo "($omax - 1) / $nmax" | bc -l)
-echo "| machines | overhead | wall (model) | speed-up |"
-echo "|---|---|---|---|"
-for m in 1 2 4 8 16 32 64; do
-    o=$(echo "if ($m == 1) 1 else 1 + $m * $per" | bc -l)
-    p=$(echo "$pmax * 3600 / $DURATION" | bc -l); j=$(echo "$jmax * 3600 / $DURATION" | bc -l)
-    w=$(echo "if ($m == 1) $t1 else $p + $t1 * $o / $m + $j" | bc -l)
-    printf "| %d | %.3f× | %.0f s | %.1f× |\n" "$m" "$o" "$w" "$(echo "$t1 / $w" | bc -l)"
-done
-rm -f "$WORK/model.in"
+model "$(wall single)" "$last"

@@ -71,6 +71,7 @@ public enum ShardRunner {
         let scratch = final + ".tmp-\(host)-\(getpid())"
         let files = FileManager.default
         try? files.removeItem(atPath: scratch)
+        removeAbandonedScratch(of: final, host: host)
         do {
             try files.createDirectory(atPath: scratch, withIntermediateDirectories: true)
             try files.createDirectory(atPath: plan.workDirectory + "/logs", withIntermediateDirectories: true)
@@ -161,6 +162,17 @@ public enum ShardRunner {
         return PartManifest.PartPlaylist(name: name, map: media.map?.uri, segments: segments, codecs: rendition?.codecs ?? "",
                                          width: rendition?.resolution?.width, height: rendition?.resolution?.height,
                                          frameRate: rendition?.frameRate?.doubleValue)
+    }
+
+    /// A task killed on this host (an engine's timeout, a lost node's retry) leaves its private
+    /// folder behind: removed when its process is gone. Folders of other hosts are theirs.
+    static func removeAbandonedScratch(of final: String, host: String) {
+        let folder = (final as NSString).deletingLastPathComponent
+        let prefix = (final as NSString).lastPathComponent + ".tmp-\(host)-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: folder + "/" + name)
+        }
     }
 
     /// Renames the finished part into place; an earlier part of the same task is replaced.
