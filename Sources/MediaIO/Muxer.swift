@@ -181,6 +181,12 @@ public final class Muxer: PacketSink {
         if code < 0 { throw .processing(FFmpegError(code: code, operation: "avcodec_parameters_copy")) }
         // The source container's tag may mean nothing in this one.
         stream.pointee.codecpar.pointee.codec_tag = 0
+        // A display matrix (`--orientation keep`) travels with the stream, as players read it.
+        var size: Int = 0
+        if let matrix = av_stream_get_side_data(source, AV_PKT_DATA_DISPLAYMATRIX, &size), size > 0,
+           let copy = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, size) {
+            copy.update(from: matrix, count: size)
+        }
         // Demuxers leave an AAC stream's frame size unset; muxers want it (and warn without it).
         if stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AAC, stream.pointee.codecpar.pointee.frame_size == 0 {
             stream.pointee.codecpar.pointee.frame_size = 1024
