@@ -102,7 +102,7 @@ public final class Demuxer {
         }
 
         let isPlaylist = url.lowercased().hasSuffix(".m3u8") || url.lowercased().contains(".m3u8?")
-        if isPlaylist { try Self.refuseSelfReference(url, timeout: options.ioTimeout) }
+        if isPlaylist { try Self.checkMasterPlaylist(url, options: options) }
 
         interruptFlag = .allocate(capacity: 1)
         interruptFlag.initialize(to: lf_interrupt_state())
@@ -344,19 +344,48 @@ extension Demuxer {
 }
 
 extension Demuxer {
-    /// A master playlist that lists itself as a variant sends FFmpeg's HLS reader into a loop of
-    /// fetches: read it once here and refuse it.
-    static func refuseSelfReference(_ url: String, timeout: Duration) throws(MediaError) {
-        guard let text = try? fetchText(url, timeout: timeout, maxBytes: 4 << 20),
+    /// Checks a master playlist before FFmpeg's HLS reader opens it:
+    /// - one that lists itself as a variant sends that reader into a loop of fetches: refused;
+    /// - the variant that will be played is fetched once, within `--io-timeout`. A variant that never
+    ///   answers would otherwise cost the reader's retries (30–40 s at the default 10 s), and its
+    ///   error would not say which URL it was.
+    static func checkMasterPlaylist(_ url: String, options: InputOptions) throws(MediaError) {
+        guard let text = try? fetchText(url, timeout: options.ioTimeout, maxBytes: 4 << 20),
               case let .master(master)? = try? PlaylistParser.parse(text) else { return }
-        let base = URL(string: url) ?? URL(fileURLWithPath: url)
+        let base = url.contains("://") ? (URL(string: url) ?? URL(fileURLWithPath: url)) : URL(fileURLWithPath: url)
         func normalized(_ u: URL) -> String { u.standardized.absoluteString }
-        let me = normalized(url.contains("://") ? base : URL(fileURLWithPath: url))
+        let me = normalized(base)
         for variant in master.variants {
-            guard let resolved = URL(string: variant.uri, relativeTo: url.contains("://") ? base : URL(fileURLWithPath: url)) else { continue }
+            guard let resolved = URL(string: variant.uri, relativeTo: base) else { continue }
             if normalized(resolved.absoluteURL) == me {
                 throw .notMediaFile(url, reason: "the master playlist lists itself as a variant (line \(variant.line))")
             }
+        }
+        guard let chosen = chosenVariant(master.variants, options.variant),
+              let resolved = URL(string: chosen.uri, relativeTo: base)?.absoluteURL else { return }
+        let variantURL = resolved.isFileURL ? resolved.path : resolved.absoluteString
+        guard variantURL.contains("://") else { return }
+        do {
+            _ = try fetchText(variantURL, timeout: options.ioTimeout, maxBytes: 4 << 20)
+        } catch {
+            if case .inputNotFound = error { throw .inputNotFound(variantURL) }
+            let seconds = options.ioTimeout.components.seconds
+            var why = error.description
+            if case let .inputUnreadable(_, reason) = error { why = reason }
+            throw .inputUnreadable(variantURL, reason: "the variant of \(url) chosen to play (\(options.variant)) did not answer within "
+                                   + "\(seconds) s (--io-timeout): \(why)")
+        }
+    }
+
+    /// The variant `choice` picks, ranked as `chooseVariant` ranks FFmpeg's programs (bandwidth, else pixels).
+    static func chosenVariant(_ variants: [VariantStream], _ choice: VariantChoice) -> VariantStream? {
+        func rank(_ v: VariantStream) -> Int { v.bandwidth > 0 ? v.bandwidth : (v.resolution.map { $0.width * $0.height } ?? 0) }
+        switch choice {
+        case .highest: return variants.max { rank($0) < rank($1) }
+        case .lowest: return variants.min { rank($0) < rank($1) }
+        case let .index(n): return n < variants.count ? variants[n] : variants.last
+        case let .maxBandwidth(b):
+            return variants.filter { $0.bandwidth <= b }.max { rank($0) < rank($1) } ?? variants.min { rank($0) < rank($1) }
         }
     }
 }

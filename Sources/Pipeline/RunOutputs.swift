@@ -17,9 +17,14 @@ final class RunOutputs: @unchecked Sendable {
     private let audioWriter: (writer: HLSWriter, uri: String)?
     private let master: MasterPlaylistWriter?
 
-    /// Checks every destination; creates nothing.
+    /// Folders this run made for its output (outermost first): removed again, if still empty, by `discard`.
+    private let createdFolders: [String]
+
+    /// Checks every destination; creates nothing but the output's missing folder (users expect
+    /// `-o out/hls/index.m3u8` to make `out/hls`, as `mkdir -p` would).
     init(plan: JobPlan, timing: TimingRecorder) throws(MediaError) {
         self.plan = plan
+        createdFolders = plan.output == .discard ? [] : try Self.makeFolder(of: plan.configuration.output)
         let overwrite = plan.configuration.overwrite
         // Each output is fed by its rendition's encoder, and by the audio stage when there is audio.
         let producers = 1 + (plan.audio == .none ? 0 : 1)
@@ -102,9 +107,37 @@ final class RunOutputs: @unchecked Sendable {
         }
     }
 
-    /// Removes everything unfinished, whatever state the run stopped in (see `OutputArtifact.discard`).
+    /// Removes everything unfinished, whatever state the run stopped in (see `OutputArtifact.discard`),
+    /// and the folders the run made if nothing else is in them.
     func discard() {
         for artifact in artifacts.reversed() { artifact.discard() }
+        for folder in createdFolders.reversed() { rmdir(folder) }
+    }
+
+    /// Makes the missing folders of an output path, returning those it made, outermost first.
+    /// Not through `..` (an output name must not reach outside the folder it names) and not a
+    /// folder named with '%' (a PNG pattern's counter belongs in the file name).
+    static func makeFolder(of output: String) throws(MediaError) -> [String] {
+        // Those are left to the writers' own checks, which refuse them as they always did.
+        let components = output.split(separator: "/")
+        guard !components.contains(".."), !components.dropLast().contains(where: { $0.contains("%") }) else { return [] }
+        let folder = URL(fileURLWithPath: output).deletingLastPathComponent().standardizedFileURL
+        var missing: [URL] = []
+        var probe = folder
+        while !FileManager.default.fileExists(atPath: probe.path), probe.pathComponents.count > 1 {
+            missing.append(probe)
+            probe = probe.deletingLastPathComponent()
+        }
+        guard !missing.isEmpty else { return [] }
+        var made: [String] = []
+        for url in missing.reversed() {
+            if mkdir(url.path, 0o755) != 0, errno != EEXIST {
+                for m in made.reversed() { rmdir(m) }
+                throw .outputNotWritable(output, reason: "cannot create the folder '\(url.path)': \(String(cString: strerror(errno)))")
+            }
+            made.append(url.path)
+        }
+        return made
     }
 
     /// Bytes written so far, as the mux stages last saw them (safe from any thread).

@@ -42,6 +42,9 @@ struct ListenAddress: ExpressibleByArgument {
         if host.isEmpty || host == "localhost" { host = "127.0.0.1" }
         self.port = port
     }
+
+    /// How `--help` shows a default: as the user would type it (127.0.0.1:8080).
+    var defaultValueDescription: String { "\(host):\(port)" }
 }
 
 enum Serving {

@@ -33,15 +33,23 @@ extension EndToEnd {
         #expect(try sandbox.contents() == ["tone.m4a"])
     }
 
-    @Test("missing output folder exits 7")
+    @Test("a missing output folder is made (HLS, MP4, PNG); a run that fails removes what it made")
     func missingOutputFolder() async throws {
         let sandbox = try Sandbox("err")
         defer { sandbox.remove() }
-        let result = try await LiveFilter.run([
-            "run", Sample.landscape.url.path, "-o", sandbox.file("no/such/dir/out.mp4").path,
-        ])
-        LiveFilter.expectError(result, .outputFolder)
-        #expect(try sandbox.contents().isEmpty)
+        for (name, made) in [("hls/live/index.m3u8", "hls/live/index.m3u8"), ("no/such/dir/out.mp4", "no/such/dir/out.mp4"),
+                             ("frames/a/%03d.png", "frames/a/001.png")] {
+            let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", sandbox.file(name).path,
+                                                   "--max-duration", "0.5", "-q"])
+            try LiveFilter.requireSuccess(result)
+            let present = try sandbox.contents()
+            #expect(FileManager.default.fileExists(atPath: sandbox.file(made).path), "\(name): \(present)")
+        }
+        let failing = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                               ["LIVEFILTER_FAULT_ENCODER_AFTER=3", try LiveFilter.binary().path, "run",
+                                                Sample.landscape.url.path, "-o", sandbox.file("new/deeper/out.mp4").path])
+        LiveFilter.expectError(failing, .processingFailed)
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("new").path), "the folders it made are gone")
     }
 
     @Test("existing output without --overwrite exits 8 and leaves it alone")

@@ -65,6 +65,29 @@ extension EndToEnd {
             Self.expectBoundedFailure(result, seconds: seconds, limit: 15, output: output)
         }
 
+        @Test("robustness: a master whose chosen variant never answers fails within --io-timeout + 5 s, naming the variant")
+        func robustnessSilentVariant() async throws {
+            let sandbox = try Sandbox("robust-hls")
+            defer { sandbox.remove() }
+            let silent = try await HLSTestServer.make(from: Sample.landscape.url, in: sandbox, hostility: .silent)
+            defer { silent.stop() }
+            let playlists = try PlaylistServer()
+            defer { playlists.stop() }
+            playlists.playlist("/master.m3u8", """
+                #EXTM3U
+                #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360
+                \(silent.vodURL)
+
+                """)
+            let output = sandbox.file("out.mp4")
+            let (result, seconds) = try await timed {
+                try await LiveFilter.run(["run", playlists.url("/master.m3u8"), "-o", output.path, "--quiet", "--io-timeout", "3"],
+                                         timeout: .seconds(60))
+            }
+            Self.expectBoundedFailure(result, seconds: seconds, limit: 3 + 5, output: output)
+            #expect(result.stderrText.contains(silent.vodURL), "names the variant: \(result.stderrText)")
+        }
+
         @Test("robustness: a master playlist that lists itself ends with an error")
         func robustnessSelfReferencingMaster() async throws {
             let sandbox = try Sandbox("robust-hls")
