@@ -149,6 +149,22 @@ public enum FilterCatalog {
                 }
                 return Crop(width: r.width, height: r.height, x: r.x, y: r.y)
             }),
+        FilterDefinition(
+            name: "invert", summary: "the negative: every channel becomes 255 minus its value (ffmpeg's negate)",
+            parameters: [],
+            examples: ["invert"],
+            build: { (_: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in Invert() }),
+        FilterDefinition(
+            name: "grayscale", summary: "no colour: every pixel becomes its luma; bt709 (default) or bt601 weights (ffmpeg's format=gray)",
+            parameters: [
+                .init(key: "matrix", kind: .choice(Grayscale.Matrix.allCases.map(\.rawValue)), positional: true,
+                      defaultValue: "bt709", summary: "the luma weights"),
+            ],
+            examples: ["grayscale", "grayscale bt601"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                if case let .choice(m)? = values["matrix"] { return Grayscale(matrix: Grayscale.Matrix(rawValue: m)!) }
+                return Grayscale()
+            }),
     ]
 
     public static func definition(named name: String) -> FilterDefinition? {

@@ -28,6 +28,9 @@ public struct JobConfiguration: Sendable {
     /// Constant output rate with display-link semantics; nil keeps each frame's timestamp.
     public var frameRate: Rational?
     public var overwrite = false
+    /// Make the output's missing folder (as `mkdir -p`; the CLI does). Off for the library: an
+    /// embedding app decides where folders appear.
+    public var createsOutputFolder = false
     public var inputOptions = InputOptions()
     /// Pace a file or VOD input like live, on the wall clock (restreaming a file as live HLS).
     public var realtime = false

@@ -20,11 +20,12 @@ final class RunOutputs: @unchecked Sendable {
     /// Folders this run made for its output (outermost first): removed again, if still empty, by `discard`.
     private let createdFolders: [String]
 
-    /// Checks every destination; creates nothing but the output's missing folder (users expect
-    /// `-o out/hls/index.m3u8` to make `out/hls`, as `mkdir -p` would).
+    /// Checks every destination; creates nothing but, when the configuration asks (the CLI: users
+    /// expect `-o out/hls/index.m3u8` to make `out/hls`, as `mkdir -p` would), the output's folder.
     init(plan: JobPlan, timing: TimingRecorder) throws(MediaError) {
         self.plan = plan
-        createdFolders = plan.output == .discard ? [] : try Self.makeFolder(of: plan.configuration.output)
+        createdFolders = plan.output == .discard || !plan.configuration.createsOutputFolder
+            ? [] : try Self.makeFolder(of: plan.configuration.output)
         let overwrite = plan.configuration.overwrite
         // Each output is fed by its rendition's encoder, and by the audio stage when there is audio.
         let producers = 1 + (plan.audio == .none ? 0 : 1)

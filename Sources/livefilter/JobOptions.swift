@@ -136,6 +136,7 @@ struct JobOptions: ParsableArguments {
     func configuration(input: String, output: String) throws -> JobConfiguration {
         let filterChain = try ChainArguments(chain: chain, chainFile: chainFile).parse()
         var config = JobConfiguration(input: input, output: output, chain: filterChain)
+        config.createsOutputFolder = true
         config.preset = preset
         config.orientation = orientation
         config.alignment = align.map { Alignment(multiple: $0, mode: alignMode) }

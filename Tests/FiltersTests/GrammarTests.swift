@@ -39,7 +39,7 @@ import Testing
         """
         let chain = try FilterChain(parsingFile: text)
         #expect(chain.description == "scale max=1280 | blur sigma=12 x=10 y=20 w=200 h=100 | rotate 90")
-        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop"]))) {
+        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "grayscale"]))) {
             try FilterChain(parsingFile: "# c\nmirror\nblurr 3\n")
         }
     }
@@ -78,9 +78,10 @@ import Testing
     }
 
     @Test func catalogDescribesEveryFilter() {
-        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop"])
+        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "grayscale"])
         for definition in FilterCatalog.definitions {
-            #expect(!definition.summary.isEmpty && !definition.parameters.isEmpty)
+            // A filter may take no parameter (invert), never no summary.
+            #expect(!definition.summary.isEmpty && (!definition.parameters.isEmpty || definition.name == "invert"))
             for example in definition.examples { #expect(throws: Never.self) { try FilterChain(parsing: example) } }
         }
     }
