@@ -155,6 +155,19 @@ public enum FilterCatalog {
             examples: ["invert"],
             build: { (_: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in Invert() }),
         FilterDefinition(
+            name: "pixelate", summary: "mosaic of N×N blocks from the top-left, each its pixels' mean (ffmpeg's pixelize w=h=N, rounded)",
+            parameters: [
+                .init(key: "size", kind: .integer(Pixelate.sizeRange), positional: true, defaultValue: nil,
+                      summary: "block side in pixels"),
+            ],
+            examples: ["pixelate 16", "pixelate size=32"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .integer(size)? = values["size"] else {
+                    throw .missingParameter(filter: "pixelate", key: "size", expected: "an integer in 2…512")
+                }
+                return Pixelate(size: size)
+            }),
+        FilterDefinition(
             name: "grayscale", summary: "no colour: every pixel becomes its luma; bt709 (default) or bt601 weights (ffmpeg's format=gray)",
             parameters: [
                 .init(key: "matrix", kind: .choice(Grayscale.Matrix.allCases.map(\.rawValue)), positional: true,

@@ -25,7 +25,7 @@ final class RunOutputs: @unchecked Sendable {
     init(plan: JobPlan, timing: TimingRecorder) throws(MediaError) {
         self.plan = plan
         createdFolders = plan.output == .discard || !plan.configuration.createsOutputFolder
-            ? [] : try Self.makeFolder(of: plan.configuration.output)
+            ? [] : try OutputFolder.make(of: plan.configuration.output)
         let overwrite = plan.configuration.overwrite
         // Each output is fed by its rendition's encoder, and by the audio stage when there is audio.
         let producers = 1 + (plan.audio == .none ? 0 : 1)
@@ -113,32 +113,6 @@ final class RunOutputs: @unchecked Sendable {
     func discard() {
         for artifact in artifacts.reversed() { artifact.discard() }
         for folder in createdFolders.reversed() { rmdir(folder) }
-    }
-
-    /// Makes the missing folders of an output path, returning those it made, outermost first.
-    /// Not through `..` (an output name must not reach outside the folder it names) and not a
-    /// folder named with '%' (a PNG pattern's counter belongs in the file name).
-    static func makeFolder(of output: String) throws(MediaError) -> [String] {
-        // Those are left to the writers' own checks, which refuse them as they always did.
-        let components = output.split(separator: "/")
-        guard !components.contains(".."), !components.dropLast().contains(where: { $0.contains("%") }) else { return [] }
-        let folder = URL(fileURLWithPath: output).deletingLastPathComponent().standardizedFileURL
-        var missing: [URL] = []
-        var probe = folder
-        while !FileManager.default.fileExists(atPath: probe.path), probe.pathComponents.count > 1 {
-            missing.append(probe)
-            probe = probe.deletingLastPathComponent()
-        }
-        guard !missing.isEmpty else { return [] }
-        var made: [String] = []
-        for url in missing.reversed() {
-            if mkdir(url.path, 0o755) != 0, errno != EEXIST {
-                for m in made.reversed() { rmdir(m) }
-                throw .outputNotWritable(output, reason: "cannot create the folder '\(url.path)': \(String(cString: strerror(errno)))")
-            }
-            made.append(url.path)
-        }
-        return made
     }
 
     /// Bytes written so far, as the mux stages last saw them (safe from any thread).

@@ -27,6 +27,7 @@ public enum ShardJoiner {
         let lock = try JoinLock(path: plan.workDirectory + "/join.lock")
         defer { lock.release() }
         let parts = try manifests(plan)
+        do { _ = try OutputFolder.make(of: plan.output) } catch { throw .media(error) }
         var summary = JoinSummary(output: plan.output, files: 0, frames: parts.video.reduce(0) { $0 + $1.frames }, bytes: 0,
                                   seconds: 0, taskCPUSeconds: (parts.video + (parts.audio.map { [$0] } ?? [])).reduce(0) { $0 + $1.cpuSeconds },
                                   prerollFrames: parts.video.reduce(0) { $0 + $1.prerollFrames })

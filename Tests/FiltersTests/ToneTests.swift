@@ -58,10 +58,26 @@ import Testing
         }
     }
 
+    @Test("pixelate is libavfilter's pixelize within 1 (it truncates means, we round), edge blocks included",
+          arguments: [(1280, 720, 16), (641, 359, 24), (64, 48, 2)])
+    func pixelateMatchesPixelize(width: Int, height: Int, size: Int) throws {
+        let image = Images.natural(width, height)
+        let ours = try render(Pixelate(size: size), image)
+        let reference = try Oracle.libavfilter("pixelize=w=\(size):h=\(size)", image)
+        #expect(Self.maxDifference(ours, reference) <= 1)
+        // Every block is flat.
+        for y in stride(from: 0, to: height, by: size) {
+            for x in stride(from: 0, to: width, by: size) {
+                let corner = ours[x, y], far = ours[min(width - 1, x + size - 1), min(height - 1, y + size - 1)]
+                #expect(corner == far, "block at \(x),\(y)")
+            }
+        }
+    }
+
     @Test("the grammar: invert and grayscale parse and print back")
     func grammar() throws {
-        let chain = try FilterChain(parsing: "invert | grayscale bt601 | grayscale")
-        #expect(chain.description == "invert | grayscale bt601 | grayscale")
+        let chain = try FilterChain(parsing: "invert | grayscale bt601 | grayscale | pixelate 12")
+        #expect(chain.description == "invert | grayscale bt601 | grayscale | pixelate size=12")
         #expect(try FilterChain(parsing: chain.description).description == chain.description)
     }
 }
