@@ -268,6 +268,15 @@ public struct JobPlan: Sendable {
         return nil
     }
 
+    /// Channels of the audio written (an HLS audio rendition's CHANNELS), nil without audio.
+    public var audioChannels: Int? {
+        switch audio {
+        case .none: nil
+        case .copy: input.audio?.channels
+        case let .aac(_, _, channels, _): channels
+        }
+    }
+
     public var hlsOptions: HLSOutputOptions? {
         if case let .hls(options, _, _) = output { return options }
         return nil

@@ -149,10 +149,7 @@ final class RunOutputs: @unchecked Sendable {
         let hasAudio = plan.audio != .none
         let audio = audioWriter.map { $0.writer.rendition(uri: $0.uri) }
         if let master, let audioWriter {
-            var channels: Int?
-            if case let .aac(_, _, c, _) = plan.audio { channels = c }
-            if case .copy = plan.audio { channels = plan.input.audio?.channels }
-            master.media = [AlternativeRendition(groupID: "audio", name: "audio", channels: channels, uri: audioWriter.uri)]
+            master.media = [AlternativeRendition(groupID: "audio", name: "audio", channels: plan.audioChannels, uri: audioWriter.uri)]
         }
         return zip(hls, plan.renditions).map { entry, rendition in
             var r = entry.writer.rendition(uri: entry.uri)

@@ -84,20 +84,15 @@ public struct ShardPlan: Codable, Sendable, Equatable {
         /// reach the first: the work done twice (pre-roll).
         public var frames: Int64
         public var prerollFrames: Int
-
-        public var window: ShardWindow {
-            ShardWindow(start: start, end: end, encodeFrom: encodeFrom, encodeUntil: encodeUntil, seekKeyframe: seekKeyframe, tickOrigin: 0,
-                        firstSegment: firstSegment, firstImageNumber: firstImageNumber)
-        }
     }
 
     public var outputContainer: OutputContainer { OutputContainer(rawValue: container) ?? .mp4 }
 
     /// Shard `index`'s window on the whole job's timeline.
     public func window(of index: Int) -> ShardWindow {
-        var w = shards[index].window
-        w.tickOrigin = timing.origin
-        return w
+        let s = shards[index]
+        return ShardWindow(start: s.start, end: s.end, encodeFrom: s.encodeFrom, encodeUntil: s.encodeUntil, seekKeyframe: s.seekKeyframe,
+                           tickOrigin: timing.origin, firstSegment: s.firstSegment, firstImageNumber: s.firstImageNumber)
     }
 
     // MARK: Files

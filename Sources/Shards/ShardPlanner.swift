@@ -46,7 +46,8 @@ public enum ShardPlanner {
         let packets: [VideoPacketFacts]
         do { packets = try demuxer.scanVideoPackets() } catch { throw .media(error) }
         guard !packets.isEmpty else { throw .media(.noVideoFrames(configuration.input)) }
-        var identity = try Self.identity(of: configuration, packets: packets, duration: demuxer.duration)
+        var identity = try Self.identity(of: configuration, packets: packets, duration: demuxer.duration,
+                                         containerIndex: demuxer.indexFingerprint)
 
         // Presentation times relative to the container's start, as the decode stage gives them.
         let frameTimes = packets.compactMap(\.pts).map { $0 - containerStart }.sorted()
@@ -191,11 +192,8 @@ public enum ShardPlanner {
         let audio = plan.audio != .none
         var video = plan.renditions.map { URL(fileURLWithPath: $0.playlistPath ?? output).lastPathComponent }
         if !ladder, audio { video = ["\(stem)_video.m3u8"] }
-        var channels: Int?
-        if case let .aac(_, _, c, _) = plan.audio { channels = c }
-        if case .copy = plan.audio { channels = plan.input.audio?.channels }
         return ShardPlan.HLSLayout(master: ladder || audio ? name : nil, ladder: ladder, video: video, audio: audio ? "\(stem)_audio.m3u8" : nil,
-                                   targetDuration: options.targetDuration, audioChannels: channels)
+                                   targetDuration: options.targetDuration, audioChannels: plan.audioChannels)
     }
 
     /// The first decoded frame's time, relative to the container's start, as the decode stage
@@ -230,7 +228,8 @@ public enum ShardPlanner {
     }
 
     /// The input's identity: for a local file its size and time, and hashes of its index.
-    static func identity(of configuration: JobConfiguration, packets: [VideoPacketFacts], duration: Double?) throws(ShardError) -> InputIdentity {
+    static func identity(of configuration: JobConfiguration, packets: [VideoPacketFacts], duration: Double?,
+                         containerIndex: [UInt8]) throws(ShardError) -> InputIdentity {
         var index = FNV1a()
         for p in packets {
             index.add(p.pts ?? .min)
@@ -238,7 +237,7 @@ public enum ShardPlanner {
             index.add(Int64(p.size))
             index.add(p.isKeyframe ? 1 : 0)
         }
-        let quick = try quickHash(configuration)
+        let quick = quickHash(configuration, containerIndex: containerIndex)
         let file = localPath(configuration.input)
         let attributes = file.flatMap { try? FileManager.default.attributesOfItem(atPath: $0) }
         return InputIdentity(url: configuration.input,
@@ -248,14 +247,9 @@ public enum ShardPlanner {
     }
 
     /// The container's index and, for a local file, its first and last 64 KiB and size.
-    static func quickHash(_ configuration: JobConfiguration) throws(ShardError) -> String {
+    static func quickHash(_ configuration: JobConfiguration, containerIndex: [UInt8]) -> String {
         var hash = FNV1a()
-        do {
-            let demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions)
-            hash.add(bytes: demuxer.indexFingerprint)
-        } catch {
-            throw .media(error)
-        }
+        hash.add(bytes: containerIndex)
         if let path = localPath(configuration.input), let handle = FileHandle(forReadingAtPath: path) {
             defer { try? handle.close() }
             let size = (try? handle.seekToEnd()) ?? 0

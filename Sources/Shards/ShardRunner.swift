@@ -199,7 +199,9 @@ public enum ShardRunner {
                 throw .inputChanged(configuration.input, reason: "its size is \(bytes ?? -1) bytes, the plan's input had \(want)")
             }
         }
-        let quick = try ShardPlanner.quickHash(configuration)
+        let index: [UInt8]
+        do { index = try Demuxer(url: configuration.input, options: configuration.inputOptions).indexFingerprint } catch { throw .media(error) }
+        let quick = ShardPlanner.quickHash(configuration, containerIndex: index)
         if quick != planned.quickHash {
             throw .inputChanged(configuration.input, reason: "its content differs from the plan's (index and ends hash \(quick), planned \(planned.quickHash))")
         }
