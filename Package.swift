@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -10,6 +10,16 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // HTTP: serve, run --serve, the live control port and the tests' servers.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        // Already in Hummingbird's graph; named for the connection guard's channel handler.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
     ],
     targets: [
         // C bindings: module map + shim header only. No Swift API.
@@ -22,22 +32,43 @@ let package = Package(
         // FFmpeg's log callback needs C (va_list) and a little static state.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
-        .target(name: "MediaIO", dependencies: ["CFFmpeg", "CFFmpegLog", "Filters", "HLS"]),
+        .target(name: "MediaIO", dependencies: [
+            "CFFmpeg", "CFFmpegLog", "Filters", "HLS", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
         .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
         .target(name: "Filters"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
-        .target(name: "Pipeline", dependencies: ["MediaIO", "Filters", "HLS"]),
+        .target(name: "Pipeline", dependencies: [
+            "MediaIO", "Filters", "HLS",
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // One job split into shards across machines: the plan, a shard's part, the audio task, the
         // join, and submitting them to a cluster engine (Slurm) that schedules them.
         .target(name: "Shards", dependencies: ["Pipeline", "MediaIO", "HLS"]),
-        // A small HTTP/1.1 server (POSIX sockets): `livefilter serve` and the HLS test servers.
-        .target(name: "HTTPServer"),
+        // The HTTP side, on Hummingbird: static files for players (ranges, conditional requests,
+        // HLS cache rules), the player page, /metrics and /status, connection and header limits.
+        .target(name: "Serving", dependencies: [
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // One import for library users: re-exports Filters, MediaIO and Pipeline.
         .target(name: "LiveFilter", dependencies: ["Pipeline", "Filters", "MediaIO", "HLS", "Shards"]),
         .executableTarget(name: "livefilter", dependencies: [
-            "Pipeline", "Shards", "Filters", "MediaIO", "HLS", "HTTPServer",
+            "Pipeline", "Shards", "Filters", "MediaIO", "HLS", "Serving",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // libFuzzer targets (scripts/fuzz.sh); an ordinary build makes corpus replay tools of them.
@@ -49,8 +80,8 @@ let package = Package(
         .target(name: "FilterReferences", dependencies: ["Filters"]),
         .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "FilterReferences", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
-        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "HTTPServer", "CFFmpeg"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "HTTPServer"]),
+        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", .product(name: "Hummingbird", package: "hummingbird")]),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),
     ]
 )

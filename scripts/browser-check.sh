@@ -2,7 +2,7 @@
 # Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
 # that its clock advances.
 #
-#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N]
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart]
 #
 # 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
 # 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8` (with --shards N: split into
@@ -13,6 +13,10 @@
 #    pipe (--remote-debugging-pipe: NUL-separated JSON on fds 3 and 4, no WebSocket client needed),
 #    and every half second reads window.livefilterStats (frames decoded, currentTime, errors),
 # 5. passes when frames > 0 and currentTime advanced; the browser and the server are always stopped.
+# --live-chart: instead, `livefilter run --realtime --serve` on a 30 s clip (made by ffmpeg's testsrc2),
+#    and the page's live chart is checked too: at least 5 samples from /status, then a screenshot of
+#    the chart (saved as $CHART_PNG, default /tmp/livefilter-chart.png) must show the fps and latency
+#    lines in their colours; prints `browser-check: chart {...}`.
 #
 # Exit 0 played, 1 did not play (the samples are printed), 77 skipped (no chromium and --no-install,
 # or no python3). LIVEFILTER_BIN picks the binary (default: a release build in .build).
@@ -24,6 +28,7 @@ seconds=6
 input="$root/samples/landscape.mp4"
 chain="mirror | blur 2"
 shards=0
+chart=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-install) install=0 ;;
@@ -31,7 +36,8 @@ while [[ $# -gt 0 ]]; do
         --input) input="$2"; shift ;;
         --chain) chain="$2"; shift ;;
         --shards) shards="$2"; shift ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --live-chart) chart=1 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -64,7 +70,12 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir "$work/hls"
-if [[ "$shards" -gt 0 ]]; then
+if [[ "$chart" -eq 1 ]]; then
+    ffmpeg -v error -f lavfi -i testsrc2=size=640x360:rate=30 -t 30 -c:v libx264 -preset ultrafast -g 30 -pix_fmt yuv420p "$work/clip.mp4"
+    "$bin" run "$work/clip.mp4" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --realtime \
+        --serve 127.0.0.1:0 --serve-after --quiet >"$work/serve.log" 2>&1 &
+    server_pid=$!
+elif [[ "$shards" -gt 0 ]]; then
     "$bin" plan "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --shards "$shards" --plan "$work/plan.json" >/dev/null 2>&1
     tasks=$(python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(len(p['shards']) + (1 if p['audio'] else 0))" "$work/plan.json")
     for ((k = 0; k < tasks; k++)); do JOB_COMPLETION_INDEX=$k "$bin" run --plan "$work/plan.json" --quiet; done
@@ -73,11 +84,13 @@ else
     "$bin" run "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --quiet
 fi
 
-"$bin" serve "$work/hls" --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
-server_pid=$!
+if [[ "$chart" -eq 0 ]]; then
+    "$bin" serve "$work/hls" --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
+    server_pid=$!
+fi
 url=""
 for _ in $(seq 50); do
-    url="$(grep -o 'http://[0-9.:]*/' "$work/serve.log" || true)"
+    url="$(grep -o 'http://[0-9.:]*/' "$work/serve.log" | head -1 || true)"
     [[ -n "$url" ]] && break
     sleep 0.1
 done
@@ -86,10 +99,44 @@ if [[ -z "$url" ]]; then say "FAILED: livefilter serve did not start: $(cat "$wo
 status=0
 say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seconds}s"
 CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 40))" \
-    python3 - "$url" "$seconds" "$work/profile" <<'PY' || status=$?
-import json, os, select, signal, subprocess, sys, time
+    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" <<'PY' || status=$?
+import base64, json, os, select, signal, struct, subprocess, sys, time, zlib
 
 url, seconds, profile = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+want_chart, chart_png = sys.argv[4] == "1", sys.argv[5]
+
+def png_pixels(data):
+    """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG, as Chromium writes them."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6), f"PNG depth {depth} colour type {color}"
+            channels = 4 if color == 6 else 3
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, previous = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = previous[i], previous[i - channels] if i >= channels else 0
+            if f == 1: line[i] = (line[i] + a) & 255
+            elif f == 2: line[i] = (line[i] + b) & 255
+            elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
+        previous = line
+    return width, height, rows
+
+def count_near(rows, colour, tolerance=40):
+    return sum(1 for row in rows for px in row if sum(abs(px[i] - colour[i]) for i in range(3)) <= tolerance)
 
 def child_setup():
     # The browser reads DevTools commands on fd 3 and answers on fd 4; its own process group, so
@@ -135,6 +182,8 @@ samples, ok = [], False
 try:
     target = call("Target.createTarget", {"url": url})["targetId"]
     session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    # A desktop-sized viewport: the chart sits beside the video.
+    call("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
     expression = ("JSON.stringify(Object.assign({}, window.livefilterStats || {}, {title: document.title,"
                   " width: (document.querySelector('video') || {}).videoWidth,"
                   " height: (document.querySelector('video') || {}).videoHeight}))")
@@ -146,8 +195,24 @@ try:
         samples.append(sample)
         times = [s.get("currentTime") or 0 for s in samples]
         if (sample.get("frames") or 0) > 0 and len(times) >= 2 and times[-1] > times[0] and times[-1] >= 1.0:
-            ok = True
-            break
+            if not want_chart or (sample.get("chartSamples") or 0) >= 5:
+                ok = True
+                break
+    if ok and want_chart:
+        rect = call("Runtime.evaluate", {"expression": "JSON.stringify(document.getElementById('chart').getBoundingClientRect())",
+                                         "returnByValue": True}, session)["result"]["value"]
+        rect = json.loads(rect)
+        shot = call("Page.captureScreenshot", {"format": "png", "clip": {"x": rect["x"], "y": rect["y"], "width": rect["width"],
+                                                                        "height": rect["height"], "scale": 1},
+                                             "captureBeyondViewport": True}, session, timeout=30)
+        data = base64.b64decode(shot["data"])
+        with open(chart_png, "wb") as f: f.write(data)
+        w, h, rows = png_pixels(data)
+        chart = {"samples": samples[-1].get("chartSamples"), "width": w, "height": h, "png": chart_png,
+                 "fps_pixels": count_near(rows, (0x4f, 0xc3, 0xf7)), "latency_pixels": count_near(rows, (0xff, 0xb7, 0x4d)),
+                 "dropped_pixels": count_near(rows, (0xef, 0x53, 0x50)), "frames": samples[-1].get("frames"),
+                 "status": (samples[-1].get("status") or {}).get("phase")}
+        print("browser-check: chart " + json.dumps(chart))
     try: call("Browser.close", timeout=5)
     except Exception: pass
 except Exception as error:

@@ -18,6 +18,8 @@ public struct HLSSegmentRecord: Sendable, Equatable {
     public var startsWithKeyframe: Bool
     /// EXT-X-PROGRAM-DATE-TIME (event and live playlists).
     public var programDateTime: Date?
+    /// The output tick of the segment's first packet (the cutting stream's time base).
+    public var startTick: Int64 = 0
 }
 
 /// Writes one HLS rendition (segments + media playlist) from encoded packets, following RFC 8216.
@@ -75,6 +77,10 @@ public final class HLSWriter: PacketSink {
     private var publishesDuringRun: Bool { options.playlistType != .vod }
     /// VOD: the finished segments (and the init segment), waiting under temporary names for `commit`.
     private let unpublished = AtomicFileBatch()
+    /// Called on the writer's thread after each segment is published during the run (event and
+    /// live playlists), with the segment: for metrics and latency.
+    public var onSegmentPublished: (@Sendable (HLSSegmentRecord) -> Void)?
+    private var segmentStartTick: Int64 = 0
     /// Event and live: the init segment, published at `begin`.
     private var publishedInitSegment: String?
 
@@ -344,6 +350,7 @@ public final class HLSWriter: PacketSink {
         guard let start = segmentStart else {
             // First packet of the cutting stream: the timeline starts here.
             segmentStart = time
+            segmentStartTick = tick
             segmentStartsWithKeyframe = keyframe
             currentSegment = segmentOf(tick)
             originWallClock = clock()
@@ -361,6 +368,7 @@ public final class HLSWriter: PacketSink {
         try muxer.flush()
         try closeSegment(duration: time - start)
         segmentStart = time
+        segmentStartTick = tick
         segmentStartsWithKeyframe = true
         currentSegment = segment
         // TS: PAT and PMT go out again before the next packet, at the top of the new file.
@@ -390,11 +398,15 @@ public final class HLSWriter: PacketSink {
         let start = segmentStart ?? 0
         let date = options.playlistType == .vod ? nil : originWallClock.map { $0.addingTimeInterval(start - originMediaTime) }
         segments.append(HLSSegmentRecord(sequence: sequence, uri: name, startTime: start, duration: max(0, duration),
-                                         bytes: bytes, startsWithKeyframe: segmentStartsWithKeyframe, programDateTime: date))
+                                         bytes: bytes, startsWithKeyframe: segmentStartsWithKeyframe, programDateTime: date,
+                                         startTick: segmentStartTick))
         if duration.rounded() > Double(options.targetDuration) {
             warnings.append("segment \(sequence) lasts \(HLSNumber.decimal(duration, places: 3)) s, above the target duration \(options.targetDuration) s")
         }
-        if options.playlistType != .vod, !finished { try publishPlaylist() }
+        if options.playlistType != .vod, !finished {
+            try publishPlaylist()
+            onSegmentPublished?(segments[segments.count - 1])
+        }
         if options.playlistType == .live { deleteExpiredSegments() }
     }
 

@@ -54,6 +54,9 @@ public struct JobConfiguration: Sendable {
     public var maxDuration: Double?
     /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).
     public var stallTimeout: Duration?
+    /// Labels on every metric this job records through swift-metrics (e.g. `["stream": "cam1"]`
+    /// when one process runs several jobs). Empty for the CLI's one job.
+    public var metricsLabels: [String: String] = [:]
 
     /// One shard of a job split across machines: the part of the whole output this run makes
     /// (the Shards module plans it; nil for a whole run).

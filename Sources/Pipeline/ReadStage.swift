@@ -13,12 +13,15 @@ final class ReadStage: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let lastArrival = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     private let newestVideoPts = Atomic<Int64>(.min)
+    /// Live inputs: when each video packet arrived (for the segments' latency).
+    let arrivals: ArrivalLog?
 
     /// - Parameter capacity: packets queued. A live input gets room for minutes, so the reader
     ///   keeps reading (and the live edge stays current) while the pipeline catches up.
     ///   `withVideo` false sends audio only (the audio task of a split job).
-    init(demuxer: Demuxer, audioStream: Int?, capacity: Int, withVideo: Bool = true) {
+    init(demuxer: Demuxer, audioStream: Int?, capacity: Int, withVideo: Bool = true, arrivals: ArrivalLog? = nil) {
         self.demuxer = demuxer
+        self.arrivals = arrivals
         self.withVideo = withVideo
         audioIndex = audioStream
         packets = Channel(capacity: capacity)
@@ -50,8 +53,9 @@ final class ReadStage: @unchecked Sendable {
             if case .endOfFile = result { return }
             lastArrival.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             if packet.streamIndex == videoIndex, withVideo {
-                if let pts = packet.presentationTimestamp, pts > newestVideoPts.load(ordering: .relaxed) {
-                    newestVideoPts.store(pts, ordering: .relaxed)
+                if let pts = packet.presentationTimestamp {
+                    if pts > newestVideoPts.load(ordering: .relaxed) { newestVideoPts.store(pts, ordering: .relaxed) }
+                    arrivals?.arrived(pts: pts)
                 }
                 try packets.send(packet)
             } else if packet.streamIndex == audioIndex {

@@ -14,6 +14,11 @@ final class RunOutputs: @unchecked Sendable {
     let audioRendition: MuxStage?
     private let plan: JobPlan
     private let hls: [(writer: HLSWriter, uri: String)]
+
+    /// Calls `body` after every video segment any rendition publishes during the run.
+    func onSegmentPublished(_ body: @escaping @Sendable (HLSSegmentRecord) -> Void) {
+        for (writer, _) in hls { writer.onSegmentPublished = body }
+    }
     private let audioWriter: (writer: HLSWriter, uri: String)?
     private let master: MasterPlaylistWriter?
 

@@ -2,6 +2,7 @@ import Dispatch
 import Filters
 import Foundation
 import HLS
+import Logging
 import MediaIO
 import Synchronization
 
@@ -38,10 +39,17 @@ public final class TranscodeJob {
     public func run(progress: (JobProgress) -> Void = { _ in }, shouldStop: () -> Bool = { false },
                     abandon: () -> Bool = { false }, quickStop: Bool = false) async throws(JobError) -> JobSummary {
         let summary: JobSummary
+        let log = Logger(label: "livefilter.pipeline")
+        log.info("run", metadata: ["input": "\(plan.configuration.input)", "output": "\(plan.configuration.output)",
+                                   "path": "\(plan.videoPath)", "live": "\(demuxer.isLive)",
+                                   "size": "\(plan.geometry.encodeSize.width)x\(plan.geometry.encodeSize.height)"])
         do {
-            let execution = try PlanExecution(plan: plan, demuxer: demuxer)
+            let execution = try PlanExecution(plan: plan, demuxer: demuxer, log: log)
             summary = try await execution.run(progress: progress, shouldStop: shouldStop, abandon: abandon, quickStop: quickStop)
+            log.info("finished", metadata: ["frames": "\(summary.framesWritten)", "bytes": "\(summary.bytes)",
+                                            "seconds": "\(summary.wallTime)", "interrupted": "\(summary.interrupted)"])
         } catch {
+            log.error("failed", metadata: ["error": "\(error)"])
             throw .media(error)
         }
         if summary.abandoned { throw .cancelled }
@@ -89,20 +97,37 @@ private final class PlanExecution {
     var summary: JobSummary
     var ticksShown = 0
     var ticksRepeated = 0
+    /// The previous tick showed a new frame (a repeat after one begins an input stall).
+    var previousTickWasNew = false
+    let metrics: RunMetrics
+    /// Live inputs: packet arrival times, for each output segment's latency.
+    let arrivals: ArrivalLog?
     var lastOutputPts: Int64 = .min
     let start = DispatchTime.now()
     var lastReport = DispatchTime.now()
 
-    init(plan: JobPlan, demuxer: Demuxer) throws(MediaError) {
+    let log: Logger
+
+    init(plan: JobPlan, demuxer: Demuxer, log: Logger) throws(MediaError) {
         self.plan = plan
+        self.log = log
         self.demuxer = demuxer
         let video = plan.input.video
         let geometry = plan.geometry
         summary = JobSummary(outputPath: plan.configuration.output, inputSize: video.size, outputSize: geometry.encodeSize,
                              roundedFrom: geometry.roundedFrom, appliedRotation: geometry.orientation.appliedRotation,
                              videoPath: JobSummary.VideoPath(plan.videoPath), audioPath: JobSummary.AudioPath(plan.audio))
+        metrics = RunMetrics(dimensions: plan.configuration.metricsLabels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        // Latency is a segment's: measured for HLS outputs (input read → output segment published).
+        if case .hls = plan.output { arrivals = ArrivalLog() } else { arrivals = nil }
         // Output path checks come before any file is created.
         outputs = try RunOutputs(plan: plan, timing: timing)
+        outputs.onSegmentPublished { [metrics, arrivals, log] record in
+            let latency = arrivals?.latency(ofSegmentStartingAt: record.startTick)
+            metrics.segmentPublished(latency: latency)
+            log.debug("segment published", metadata: ["uri": "\(record.uri)", "seconds": "\(record.duration)",
+                                                      "bytes": "\(record.bytes)", "latency": "\(latency.map { "\($0.seconds)" } ?? "-")"])
+        }
         // A shard reads from its keyframe on: before any stage reads.
         if let seek = plan.shard?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let timeBase = plan.timing.isConstantRate ? plan.timing.rate.inverse : video.timeBase
@@ -125,7 +150,7 @@ private final class PlanExecution {
         self.encoders = encoders
         filter = try FilterStage(plan: plan, outputs: encoders, timing: timing)
         reader = ReadStage(demuxer: demuxer, audioStream: plan.audio == .none ? nil : demuxer.audio?.index,
-                           capacity: demuxer.isLive ? 8192 : 64)
+                           capacity: demuxer.isLive ? 8192 : 64, arrivals: arrivals)
         decode = try DecodeStage(demuxer: demuxer, packets: reader.packets, withAudio: plan.audio != .none,
                                  nominalRate: plan.timing.rate, timing: timing)
         audio = try AudioStage(plan: plan.audio, demuxer: demuxer, input: decode.audio, outputs: outputs.audioTargets,
@@ -213,11 +238,18 @@ private final class PlanExecution {
             let emit: (FrameSelector<TimedFrame>.Tick) async throws -> Void = { [self] tick in
                 ticksShown += 1
                 if tick.isNewFrame {
+                    arrivals?.shown(tick: tick.index, framePts: tick.payload.time.value + decode.origin)
+                    previousTickWasNew = true
                     let frame = tick.payload.frame
                     try await filter.work.send(.show(frame, pts: tick.index, duration: 1,
                                                      keyframe: plan.configuration.keyframesAtSource && frame.isKeyframe
                                                          || tick.index == plan.shard?.start))
                 } else {
+                    if previousTickWasNew, demuxer.isLive {
+                        metrics.inputStalled()
+                        log.notice("input stalled: repeating the last picture", metadata: ["tick": "\(tick.index)"])
+                    }
+                    previousTickWasNew = false
                     ticksRepeated += 1
                     try await filter.work.send(.repeatLast(pts: tick.index, duration: 1))
                 }
@@ -226,7 +258,11 @@ private final class PlanExecution {
             if demuxer.isLive {
                 var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout)
                 summary.ticks = try await loop.run(clock: ContinuousClock(), input: &live, shouldStop: stopping,
-                                                   onSkip: { [audio] in audio?.skip(to: $0) }, emit: emit)
+                                                   onSkip: { [audio, log] in
+                                                       log.warning("behind the live edge by more than --max-latency: skipped ahead",
+                                                                   metadata: ["to": "\($0.seconds)"])
+                                                       audio?.skip(to: $0)
+                                                   }, emit: emit)
                 return live.stalledSeconds
             }
             var file = FileTickInput(decode: decode)
@@ -337,6 +373,7 @@ private final class PlanExecution {
         p.bytes = force ? summary.bytes : outputs.bytesWritten
         p.timings = timing.timings
         p.filterPasses = filter.passes
+        metrics.update(p)
         progress(p)
     }
 

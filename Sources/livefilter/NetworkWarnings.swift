@@ -1,4 +1,5 @@
 import MediaIO
+import Metrics
 
 /// FFmpeg's network and playlist warnings, cleaned up for one line each and de-duplicated
 /// (a 404 segment is reported once, not once per retry).
@@ -12,10 +13,16 @@ enum NetworkWarnings {
     static let harmless = ["No meaningful edit list will be written when using empty_moov without delay_moov",
                            "frame size not set"]
 
+    static let reconnectMarkers = ["reconnect", "retrying with new connection", "keepalive request failed"]
+
     static func drain() -> [String] {
         var out: [String] = []
         for raw in FFmpegLog.drainCapturedWarnings() {
             let line = raw.trimmingCharacters(in: .whitespaces)
+            // FFmpeg's HTTP and HLS readers say when they open a connection again after a failure.
+            if reconnectMarkers.contains(where: { line.localizedCaseInsensitiveContains($0) }) {
+                Counter(label: "livefilter_input_reconnects_total").increment()
+            }
             guard !line.isEmpty, !harmless.contains(where: line.hasPrefix), seen.insert(line).inserted else { continue }
             out.append(line)
         }

@@ -3,6 +3,7 @@ import Filters
 import Foundation
 import MediaIO
 import Pipeline
+import Serving
 import Shards
 
 struct RunCommand: AsyncParsableCommand {
@@ -71,6 +72,10 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "With --serve: keep serving after the run until Ctrl-C.")
     var serveAfter = false
 
+    @OptionGroup(title: "HTTP (with --serve)") var http: HTTPOptions
+
+    @OptionGroup var logging: LoggingOptions
+
     func validate() throws {
         if progressFile != nil && progress != .json { throw ValidationError("--progress-file needs --progress json") }
         let split = sharding.count != nil
@@ -89,6 +94,10 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        logging.bootstrap()
+        // Metrics go to /metrics and /status when there is a server to show them.
+        let status = serve.map { _ in RunStatus() }
+        status?.bootstrap()
         if engine != nil, let input, let output {
             return try await runOnCluster(input: input, output: output)
         }
@@ -120,8 +129,9 @@ struct RunCommand: AsyncParsableCommand {
         var reported = false
         defer { if !reported { reportFile?.discard() } }
         let signals = StopSignals()
-        let server = try serve.map { try Serving.start(output: output, at: $0) }
-        defer { server?.stop() }
+        var server: HTTPService?
+        if let serve, let status { server = try await Serving.start(output: output, at: serve, status: status, limits: http.limits) }
+        defer { server?.shutdown() }
         let bar = ProgressBar(enabled: !quiet && (progress == .bar || (progress == .auto && Terminal.isInteractive)))
         let json = progress == .json ? try JSONProgressWriter(path: progressFile) : nil
         let summary: JobSummary
@@ -168,7 +178,7 @@ struct RunCommand: AsyncParsableCommand {
             if !quiet { Terminal.line("livefilter: stopped by signal \(sig); the output holds what was done") }
             throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)
         }
-        if serveAfter, let server { Serving.keepServing(server, until: signals) }
+        if serveAfter, let server { await Serving.keepServing(server, until: signals) } else { await server?.stop() }
     }
 
     /// `--shards N --engine slurm`: writes the plan, submits the tasks and the join to Slurm, and

@@ -1,9 +1,11 @@
 import ArgumentParser
 import Foundation
-import HTTPServer
+import Logging
 import Pipeline
+import Serving
+import Synchronization
 
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve a folder of HLS output over HTTP, with a player page at /.")
@@ -17,16 +19,62 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The playlist the player page plays (default: master.m3u8, index.m3u8 or the first one).")
     var playlist: String?
 
-    func run() throws {
+    @OptionGroup var logging: LoggingOptions
+    @OptionGroup var http: HTTPOptions
+
+    func run() async throws {
+        logging.bootstrap()
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CommandFailure("'\(folder)' is not a folder", code: .inputUnreadable)
         }
-        let server = try Serving.start(folder: folder, playlist: playlist, at: listen)
-        Terminal.line("serving \(folder) at \(server.baseURL)/ (Ctrl-C to stop)")
         let signals = StopSignals()
-        while signals.signal == nil { usleep(100_000) }
-        server.stop()
+        let server = try await Serving.start(folder: folder, playlist: playlist, status: nil, at: listen, limits: http.limits)
+        Terminal.line("serving \(folder) at \(server.baseURL)/ (Ctrl-C to stop)")
+        await Serving.keepServing(server, until: signals, announce: false)
+    }
+}
+
+/// `--log-level`: what the library's swift-log messages show on stderr.
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "Log messages at this level and above to stderr: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: LogLevel = .warning
+
+    enum LogLevel: String, ExpressibleByArgument, CaseIterable {
+        case trace, debug, info, notice, warning, error, critical
+        var level: Logger.Level { Logger.Level(rawValue: rawValue) ?? .warning }
+    }
+
+    /// Installs the handler once per process (swift-log allows one bootstrap).
+    func bootstrap() {
+        let level = logLevel.level
+        LoggingOptions.once.withLock { done in
+            guard !done else { return }
+            done = true
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        }
+    }
+
+    private static let once = Mutex(false)
+}
+
+/// Bounds of the HTTP server (serve, run --serve).
+struct HTTPOptions: ParsableArguments {
+    @Option(help: "HTTP: most connections open at once; more are answered 503.")
+    var maxConnections = 1024
+
+    @Option(help: "HTTP: seconds before an idle connection is closed.")
+    var idleTimeout = 60
+
+    var limits: HTTPLimits {
+        var limits = HTTPLimits()
+        limits.maxConnections = max(1, maxConnections)
+        limits.idleTimeout = .seconds(max(1, idleTimeout))
+        return limits
     }
 }
 
@@ -57,12 +105,14 @@ enum Serving {
     }
 
     /// For `run --serve`: serves the output's folder, the player page playing the output playlist
-    /// (which appears with the first segment; the page retries until then).
-    static func start(output: String, at address: ListenAddress) throws -> HTTPServer {
+    /// (which appears with the first segment; the page retries until then) with its live chart,
+    /// and the run's `/metrics` and `/status`.
+    static func start(output: String, at address: ListenAddress, status: RunStatus, limits: HTTPLimits) async throws -> HTTPService {
         let url = URL(fileURLWithPath: output)
         let folder = url.deletingLastPathComponent().path
-        let server = try start(folder: folder, playlist: url.lastPathComponent, at: address)
-        Terminal.line("serving \(folder) at \(server.baseURL)/ (player page; playlist \(server.baseURL)/\(url.lastPathComponent))")
+        let server = try await start(folder: folder, playlist: url.lastPathComponent, status: status, at: address, limits: limits)
+        Terminal.line("serving \(folder) at \(server.baseURL)/ (player page; playlist \(server.baseURL)/\(url.lastPathComponent); "
+                      + "metrics \(server.baseURL)/metrics, \(server.baseURL)/status)")
         return server
     }
 
@@ -76,19 +126,21 @@ enum Serving {
         return try TranscodeJob(configuration: event)
     }
 
-    /// After the run (`--serve-after`): serves until SIGINT or SIGTERM, then returns (exit 0).
-    static func keepServing(_ server: HTTPServer, until signals: StopSignals) {
-        Terminal.line("finished; still serving at \(server.baseURL)/ (Ctrl-C to stop)")
-        while signals.signal == nil { usleep(100_000) }
-        server.stop()
+    /// Serves until SIGINT or SIGTERM, then stops the server and returns (exit 0).
+    static func keepServing(_ server: HTTPService, until signals: StopSignals, announce: Bool = true) async {
+        if announce { Terminal.line("finished; still serving at \(server.baseURL)/ (Ctrl-C to stop)") }
+        while signals.signal == nil { try? await Task.sleep(for: .milliseconds(100)) }
+        await server.stop()
     }
 
-    static func start(folder: String, playlist: String?, at address: ListenAddress) throws -> HTTPServer {
-        let files = StaticFiles(root: folder, playlist: playlist)
+    static func start(folder: String, playlist: String?, status: RunStatus?, at address: ListenAddress,
+                      limits: HTTPLimits) async throws -> HTTPService {
+        let files = StaticFiles(root: folder, playlist: playlist, liveStatus: status != nil)
         do {
-            let server = try HTTPServer(host: address.host, port: address.port) { files.respond(to: $0) }
-            server.start()
-            return server
+            return try await HTTPService.start(host: address.host, port: address.port, limits: limits) { request, context in
+                if let status, let response = status.respond(to: request) { return response }
+                return try await files.respond(to: request, context: context)
+            }
         } catch {
             throw CommandFailure("\(error)", code: .outputNotWritable)
         }

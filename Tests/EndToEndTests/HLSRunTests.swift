@@ -1,15 +1,13 @@
 import Foundation
-import HTTPServer
+import Serving
 import Testing
 
 /// HLS in and out over loopback HTTP, checked with ffmpeg's own HLS demuxer and `livefilter lint`.
 extension EndToEnd {
     /// Serves `folder` on 127.0.0.1 (an ephemeral port) for reading the output back over HTTP.
-    static func serve(_ folder: URL) throws -> HTTPServer {
+    static func serve(_ folder: URL) async throws -> HTTPService {
         let files = StaticFiles(root: folder.path)
-        let server = try HTTPServer(host: "127.0.0.1", port: 0) { files.respond(to: $0) }
-        server.start()
-        return server
+        return try await HTTPService.start(host: "127.0.0.1", port: 0) { try await files.respond(to: $0, context: $1) }
     }
 
     /// ffprobe on a URL or path, with frames counted.
@@ -47,8 +45,8 @@ extension EndToEnd {
                                                "--fps", "30", "--hls-time", "2", "--quiet"])
         try LiveFilter.requireSuccess(result)
 
-        let published = try Self.serve(outDir)
-        defer { published.stop() }
+        let published = try await Self.serve(outDir)
+        defer { published.shutdown() }
         let url = published.baseURL + "/index.m3u8"
         let info = try await Self.probe(url)
         let frames = try #require(info.video?.readFrames)
@@ -117,8 +115,8 @@ extension EndToEnd {
         let latency = try #require(ticks["maximum_latency"] as? Double)
         #expect(latency <= 4.0 + 0.1, "maximum latency \(latency) s")
 
-        let published = try Self.serve(outDir)
-        defer { published.stop() }
+        let published = try await Self.serve(outDir)
+        defer { published.shutdown() }
         let lint = try await LiveFilter.run(["lint", published.baseURL + "/live.m3u8", "--profile", "livefilter"])
         #expect(lint.status == 0, "lint: \(lint.stdoutText) \(lint.stderrText)")
         let info = try await Self.probe(published.baseURL + "/live.m3u8")

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPServer
+import Serving
 import Testing
 
 /// Hostile HLS servers and playlists: every run ends in bounded time with a documented exit code,
@@ -25,7 +25,7 @@ extension EndToEnd {
         /// Segments of the landscape sample (1 s each) on an `HLSTestServer`, plus a `PlaylistServer` for the special playlists.
         static func hostileServers(_ sandbox: Sandbox, hostility: HLSTestServer.Hostility = .none) async throws -> (HLSTestServer, PlaylistServer) {
             let segments = try await HLSTestServer.make(from: Sample.landscape.url, in: sandbox, segmentSeconds: 1, hostility: hostility)
-            let playlists = try PlaylistServer()
+            let playlists = try await PlaylistServer.start()
             try playlists.files(in: segments.folder)
             return (segments, playlists)
         }
@@ -71,7 +71,7 @@ extension EndToEnd {
             defer { sandbox.remove() }
             let silent = try await HLSTestServer.make(from: Sample.landscape.url, in: sandbox, hostility: .silent)
             defer { silent.stop() }
-            let playlists = try PlaylistServer()
+            let playlists = try await PlaylistServer.start()
             defer { playlists.stop() }
             playlists.playlist("/master.m3u8", """
                 #EXTM3U
@@ -92,7 +92,7 @@ extension EndToEnd {
         func robustnessSelfReferencingMaster() async throws {
             let sandbox = try Sandbox("robust-hls")
             defer { sandbox.remove() }
-            let playlists = try PlaylistServer()
+            let playlists = try await PlaylistServer.start()
             defer { playlists.stop() }
             playlists.playlist("/master.m3u8", """
                 #EXTM3U

@@ -25,6 +25,25 @@ extension EndToEnd {
             try await play(["--shards", "3"])
         }
 
+        @Test("the player page of run --serve draws the live chart (fps, latency, dropped ticks): screenshot checked",
+              .enabled(if: available, "needs chromium and python3: run scripts/browser-check.sh (it installs chromium with apt-get)"),
+              .timeLimit(.minutes(3)))
+        func liveChart() async throws {
+            let binary = try LiveFilter.binary()
+            let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                  ["LIVEFILTER_BIN=\(binary.path)", "bash", script.path, "--no-install", "--seconds", "20", "--live-chart"],
+                                                  timeout: .seconds(150))
+            #expect(result.succeeded, "browser-check: \(result.stdoutText)\n\(result.summary)")
+            let line = try #require(result.stdoutText.split(separator: "\n").first { $0.hasPrefix("browser-check: chart ") })
+            let chart = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("browser-check: chart ".count).utf8)) as? [String: Any])
+            #expect((chart["samples"] as? Int ?? 0) >= 3, "chart samples: \(chart)")
+            // In the screenshot of the chart: the fps line (#4fc3f7) and the latency line (#ffb74d) are drawn.
+            #expect((chart["fps_pixels"] as? Int ?? 0) >= 40, "fps line pixels: \(chart)")
+            #expect((chart["latency_pixels"] as? Int ?? 0) >= 40, "latency line pixels: \(chart)")
+            #expect((chart["frames"] as? Int ?? 0) > 0, "the video plays beside it: \(chart)")
+        }
+
         func play(_ extra: [String]) async throws {
             let binary = try LiveFilter.binary()
             let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")

@@ -1,5 +1,6 @@
 import Foundation
-import HTTPServer
+import Hummingbird
+import Serving
 
 /// Segments cut from a sample by ffmpeg, served over loopback as VOD or as a live sliding window
 /// that gains a segment every `interval`, with hostile behaviours for the robustness tests.
@@ -32,7 +33,7 @@ final class HLSTestServer: @unchecked Sendable {
     let interval: Double
     var hostility: Hostility
     private let started = Date()
-    private var server: HTTPServer!
+    private var server: HTTPService!
     private let lock = NSLock()
     private var stopped = false
 
@@ -71,7 +72,7 @@ final class HLSTestServer: @unchecked Sendable {
         let target = Int((segments.map(\.duration).max() ?? segmentSeconds).rounded(.up))
         let server = HLSTestServer(folder: folder, segments: segments, targetDuration: target, window: window,
                                    interval: interval ?? Double(target), hostility: hostility)
-        try server.start()
+        try await server.start()
         return server
     }
 
@@ -84,14 +85,13 @@ final class HLSTestServer: @unchecked Sendable {
         self.hostility = hostility
     }
 
-    private func start() throws {
-        server = try HTTPServer(host: "127.0.0.1", port: 0) { [self] request in respond(request) }
-        server.start()
+    private func start() async throws {
+        server = try await HTTPService.start(host: "127.0.0.1", port: 0) { [self] request, _ in try await respond(request) }
     }
 
     func stop() {
         lock.lock(); stopped = true; lock.unlock()
-        server.stop()
+        server.shutdown()
     }
 
     private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
@@ -115,57 +115,72 @@ final class HLSTestServer: @unchecked Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private func respond(_ request: HTTPRequest) -> HTTPResponse {
+    private func respond(_ request: Request) async throws -> Response {
+        let path = request.uri.path
         if case .silent = hostility {
-            return HTTPResponse(status: 200, body: .stream { [self] _ in
-                while !isStopped { usleep(50_000) }
-            })
+            // Never answers: the connection stays open and silent until the server stops.
+            while !isStopped { try await Task.sleep(for: .milliseconds(50)) }
+            throw CancellationError()
         }
-        if case .redirectLoop = hostility, request.path.hasSuffix(".m3u8") {
-            return HTTPResponse(status: 302, headers: [("Location", request.path)])
+        if case .redirectLoop = hostility, path.hasSuffix(".m3u8") {
+            return Response(status: .found, headers: [.location: path])
         }
-        switch request.path {
+        switch path {
         case "/vod.m3u8":
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.apple.mpegurl")], body: .data(Data(playlist(live: false).utf8)))
+            return .playlist(playlist(live: false))
         case "/live.m3u8":
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.apple.mpegurl")], body: .data(Data(playlist(live: true).utf8)))
+            return .playlist(playlist(live: true))
         case "/master.m3u8":
-            let text = """
+            return .playlist("""
             #EXTM3U
             #EXT-X-STREAM-INF:BANDWIDTH=400000,RESOLUTION=320x180
             low/vod.m3u8
             #EXT-X-STREAM-INF:BANDWIDTH=1200000,RESOLUTION=640x360
             vod.m3u8
 
-            """
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.apple.mpegurl")], body: .data(Data(text.utf8)))
+            """)
         default:
             break
         }
-        let name = String(request.path.dropFirst())
+        let name = String(path.dropFirst())
         guard let index = segments.firstIndex(where: { $0.name == name }),
               let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else {
-            return .text(404, "not found")
+            return .text(.notFound, "not found")
         }
         switch hostility {
         case let .missing(numbers) where numbers.contains(index):
-            return .text(404, "gone")
+            return .text(.notFound, "gone")
         case let .htmlSegment(n) where n == index:
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/html")],
-                                body: .data(Data("<html><body><h1>502 Bad Gateway</h1></body></html>".utf8)))
+            return Response(status: .ok, headers: [.contentType: "text/html"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: "<html><body><h1>502 Bad Gateway</h1></body></html>")))
         case let .truncated(n) where n == index:
-            return HTTPResponse(status: 200, headers: [("Content-Type", "video/mp2t"), ("Content-Length", "\(data.count)")],
-                                body: .stream { writer in writer.write(data.prefix(data.count / 2)) })
+            // Announces the whole length, sends half, then the connection is cut.
+            return Response(status: .ok, headers: [.contentType: "video/mp2t", .contentLength: "\(data.count)"],
+                            body: ResponseBody { writer in
+                                try await writer.write(ByteBuffer(bytes: data.prefix(data.count / 2)))
+                                throw CancellationError()
+                            })
         case .trickle:
-            return HTTPResponse(status: 200, headers: [("Content-Type", "video/mp2t"), ("Content-Length", "\(data.count)")],
-                                body: .stream { [self] writer in
-                                    for byte in data where !isStopped {
-                                        guard writer.write(Data([byte])) else { return }
-                                        sleep(1)
-                                    }
-                                })
+            return Response(status: .ok, headers: [.contentType: "video/mp2t", .contentLength: "\(data.count)"],
+                            body: ResponseBody { [self] writer in
+                                for byte in data where !isStopped {
+                                    try await writer.write(ByteBuffer(bytes: [byte]))
+                                    try await Task.sleep(for: .seconds(1))
+                                }
+                                throw CancellationError()
+                            })
         default:
-            return HTTPResponse(status: 200, headers: [("Content-Type", "video/mp2t")], body: .data(data))
+            return Response(status: .ok, headers: [.contentType: "video/mp2t"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
         }
+    }
+}
+
+extension Response {
+    static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func playlist(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/vnd.apple.mpegurl"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 }

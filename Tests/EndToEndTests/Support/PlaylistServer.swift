@@ -1,5 +1,6 @@
 import Foundation
-import HTTPServer
+import Hummingbird
+import Serving
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,31 +12,32 @@ import Glibc
 /// playlist that stops updating).
 final class PlaylistServer: @unchecked Sendable {
     private let lock = NSLock()
-    private var routes: [String: @Sendable (HTTPRequest) -> HTTPResponse] = [:]
+    private var routes: [String: @Sendable (Request) -> Response] = [:]
     private var requests: [String] = []
-    private var server: HTTPServer!
+    private var server: HTTPService!
 
-    init() throws {
-        server = try HTTPServer(host: "127.0.0.1", port: 0) { [self] request in respond(request) }
-        server.start()
+    private init() {}
+
+    static func start() async throws -> PlaylistServer {
+        let playlists = PlaylistServer()
+        playlists.server = try await HTTPService.start(host: "127.0.0.1", port: 0) { [playlists] request, _ in playlists.respond(request) }
+        return playlists
     }
 
     var baseURL: String { server.baseURL }
     func url(_ path: String) -> String { baseURL + path }
-    func stop() { server.stop() }
+    func stop() { server.shutdown() }
 
     /// Paths requested so far, in order.
     var requestLog: [String] { lock.withLock { requests } }
 
-    func route(_ path: String, _ handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+    func route(_ path: String, _ handler: @escaping @Sendable (Request) -> Response) {
         lock.withLock { routes[path] = handler }
     }
 
     /// Serves `text` as a playlist at `path`.
     func playlist(_ path: String, _ text: String) {
-        route(path) { _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", "application/vnd.apple.mpegurl")], body: .data(Data(text.utf8)))
-        }
+        route(path) { _ in .playlist(text) }
     }
 
     /// Serves every file of `folder` under `/name`.
@@ -43,18 +45,19 @@ final class PlaylistServer: @unchecked Sendable {
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
             let file = folder.appendingPathComponent(name)
             route("/" + name) { _ in
-                guard let data = FileManager.default.contents(atPath: file.path) else { return .text(404, "gone") }
-                return HTTPResponse(status: 200, headers: [("Content-Type", "video/mp2t")], body: .data(data))
+                guard let data = FileManager.default.contents(atPath: file.path) else { return .text(.notFound, "gone") }
+                return Response(status: .ok, headers: [.contentType: "video/mp2t"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
             }
         }
     }
 
-    private func respond(_ request: HTTPRequest) -> HTTPResponse {
-        let handler = lock.withLock { () -> (@Sendable (HTTPRequest) -> HTTPResponse)? in
-            requests.append(request.path)
-            return routes[request.path]
+    private func respond(_ request: Request) -> Response {
+        let path = request.uri.path.removingPercentEncoding ?? request.uri.path
+        let handler = lock.withLock { () -> (@Sendable (Request) -> Response)? in
+            requests.append(path)
+            return routes[path]
         }
-        return handler?(request) ?? .text(404, "not found")
+        return handler?(request) ?? .text(.notFound, "not found")
     }
 
     /// A media playlist over `segments` (name, EXTINF text), with ENDLIST unless `live`.

@@ -42,7 +42,7 @@ struct ProcessResult: Sendable {
 /// test's Ctrl-C. Here the child gets what a shell gives it: an empty mask and default handlers.
 /// The working directory is inherited; pass absolute paths.
 final class Subprocess: @unchecked Sendable {
-    private let pid: pid_t
+    let pid: pid_t
     private let executable: String
     private let arguments: [String]
     private let stdoutURL: URL

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Metrics
+import Synchronization
+
+/// A run's numbers for operators, recorded through swift-metrics: the application chooses the
+/// backend (`livefilter run --serve` exposes Prometheus text at /metrics); with none installed
+/// they cost a no-op call. Names are Prometheus-style, prefixed `livefilter_`. Counters advance
+/// from the job's progress snapshots (every 250 ms and at the end), so they add nothing per frame;
+/// latency is recorded per output segment.
+final class RunMetrics: @unchecked Sendable {
+    private let dimensions: [(String, String)]
+    private let framesIn, framesOut, ticks, repeated, dropped, stalls, bytes, segments: Counter
+    private let finished, speed, latency: Gauge
+    private let latencyHistogram: Metrics.Timer
+    private var stageSeconds: [StageTimings.Stage: FloatingPointCounter] = [:]
+    private var stageMs: [StageTimings.Stage: Gauge] = [:]
+    private var filterSeconds: [String: FloatingPointCounter] = [:]
+    private var filterMs: [String: Gauge] = [:]
+    /// What the counters have been advanced to (the progress snapshot before).
+    private var last = Totals()
+    private let lock = NSLock()
+
+    private struct Totals {
+        var framesIn = 0, framesOut = 0, ticks = 0, repeated = 0, dropped = 0
+        var bytes: Int64 = 0
+        var stageNanoseconds: [StageTimings.Stage: UInt64] = [:]
+        var filterNanoseconds: [String: UInt64] = [:]
+    }
+
+    init(dimensions: [(String, String)] = []) {
+        self.dimensions = dimensions
+        func counter(_ name: String) -> Counter { Counter(label: name, dimensions: dimensions) }
+        framesIn = counter("livefilter_frames_in_total")
+        framesOut = counter("livefilter_frames_out_total")
+        ticks = counter("livefilter_ticks_total")
+        repeated = counter("livefilter_ticks_repeated_total")
+        dropped = counter("livefilter_ticks_dropped_total")
+        stalls = counter("livefilter_input_stalls_total")
+        bytes = counter("livefilter_bytes_written_total")
+        segments = counter("livefilter_segments_written_total")
+        finished = Gauge(label: "livefilter_finished", dimensions: dimensions)
+        speed = Gauge(label: "livefilter_speed", dimensions: dimensions)
+        latency = Gauge(label: "livefilter_latency_seconds", dimensions: dimensions)
+        latencyHistogram = Metrics.Timer(label: "livefilter_segment_latency_seconds", dimensions: dimensions)
+        finished.record(0)
+    }
+
+    /// Advances every counter to a progress snapshot (they only move forward).
+    func update(_ p: JobProgress) {
+        lock.lock(); defer { lock.unlock() }
+        func advance(_ counter: Counter, _ from: inout Int, _ to: Int) {
+            if to > from { counter.increment(by: to - from); from = to }
+        }
+        advance(framesIn, &last.framesIn, p.framesDecoded)
+        advance(framesOut, &last.framesOut, p.framesWritten)
+        advance(ticks, &last.ticks, p.ticks)
+        advance(repeated, &last.repeated, p.repeated)
+        advance(dropped, &last.dropped, p.dropped)
+        if p.bytes > last.bytes { bytes.increment(by: Int(p.bytes - last.bytes)); last.bytes = p.bytes }
+        speed.record(p.speed)
+        for stage in StageTimings.Stage.allCases {
+            guard let ns = p.timings.nanoseconds[stage] else { continue }
+            let name = stage.metricName
+            let before = last.stageNanoseconds[stage] ?? 0
+            if ns > before {
+                stageSeconds[stage, default: FloatingPointCounter(label: "livefilter_stage_seconds_total", dimensions: dimensions + [("stage", name)])]
+                    .increment(by: Double(ns - before) / 1e9)
+                last.stageNanoseconds[stage] = ns
+            }
+            if let ms = p.timings.millisecondsPerCall(stage) {
+                stageMs[stage, default: Gauge(label: "livefilter_stage_ms_per_frame", dimensions: dimensions + [("stage", name)])].record(ms)
+            }
+        }
+        let frames = max(1, p.filtered)
+        for pass in p.filterPasses {
+            let before = last.filterNanoseconds[pass.name] ?? 0
+            if pass.nanoseconds > before {
+                filterSeconds[pass.name, default: FloatingPointCounter(label: "livefilter_filter_seconds_total", dimensions: dimensions + [("filter", pass.name)])]
+                    .increment(by: Double(pass.nanoseconds - before) / 1e9)
+                last.filterNanoseconds[pass.name] = pass.nanoseconds
+            }
+            filterMs[pass.name, default: Gauge(label: "livefilter_filter_ms_per_frame", dimensions: dimensions + [("filter", pass.name)])]
+                .record(Double(pass.nanoseconds) / Double(frames) / 1e6)
+        }
+        if p.phase != .running { finished.record(1) }
+    }
+
+    /// A live input delivered nothing new for a tick after delivering frames: one stall begins.
+    func inputStalled() { stalls.increment() }
+
+    /// An output segment was published; `latency` is how long after its first picture's input
+    /// arrived (live inputs only).
+    func segmentPublished(latency: Duration?) {
+        segments.increment()
+        if let latency {
+            self.latency.record(latency.seconds)
+            latencyHistogram.recordNanoseconds(Int64(latency.seconds * 1e9))
+        }
+    }
+}
+
+extension StageTimings.Stage {
+    /// The `stage` label: demux, decode, to_rgb, filter, to_yuv, encode, mux.
+    var metricName: String {
+        switch self {
+        case .demux: "demux"
+        case .decode: "decode"
+        case .toRGB: "to_rgb"
+        case .filter: "filter"
+        case .toYUV: "to_yuv"
+        case .encode: "encode"
+        case .mux: "mux"
+        }
+    }
+}
+
+/// When each video packet of a live input arrived, so a segment's latency can be measured from the
+/// arrival of its first picture's input (input segment published → output segment written).
+/// Bounded: the newest 8192 packets.
+final class ArrivalLog: @unchecked Sendable {
+    private var entries: [(pts: Int64, uptime: UInt64)] = []
+    private var shown: [(tick: Int64, uptime: UInt64)] = []
+    private let lock = NSLock()
+    private let capacity = 8192
+
+    /// The read stage: a video packet with this pts has arrived now.
+    func arrived(pts: Int64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lock.lock(); defer { lock.unlock() }
+        entries.append((pts, now))
+        if entries.count > capacity { entries.removeFirst(entries.count - capacity / 2) }
+    }
+
+    /// The tick stage: tick `tick` shows the frame decoded from the packet with `pts`.
+    func shown(tick: Int64, framePts: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        guard let arrival = entries.last(where: { $0.pts == framePts })?.uptime else { return }
+        shown.append((tick, arrival))
+        if shown.count > capacity { shown.removeFirst(shown.count - capacity / 2) }
+    }
+
+    /// The latency of an output segment starting at `tick`, published now.
+    func latency(ofSegmentStartingAt tick: Int64) -> Duration? {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lock.lock(); defer { lock.unlock() }
+        guard let arrival = shown.last(where: { $0.tick <= tick })?.uptime, now >= arrival else { return nil }
+        return .nanoseconds(Int64(now - arrival))
+    }
+}

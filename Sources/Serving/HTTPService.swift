@@ -1,0 +1,156 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import ServiceLifecycle
+
+/// Bounds on what one server accepts. The defaults hold a few hundred players polling a live
+/// playlist; beyond them a client is told (503, 431) instead of hanging.
+public struct HTTPLimits: Sendable {
+    /// Open connections; one more is answered 503 and closed.
+    public var maxConnections = 1024
+    /// The request line plus headers; a larger request is answered 431 and closed.
+    public var maxHeaderBytes = 16 * 1024
+    /// A connection idle this long (no request in progress) is closed.
+    public var idleTimeout: Duration = .seconds(60)
+
+    public init() {}
+}
+
+/// Why a server did not start.
+public enum ServingError: Error, CustomStringConvertible {
+    case cannotListen(host: String, port: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .cannotListen(host, port, reason):
+            "cannot listen on \(host):\(port): \(reason) (choose another address with --serve/--listen HOST:PORT)"
+        }
+    }
+}
+
+/// An HTTP/1.1 server on Hummingbird (SwiftNIO): keep-alive, pipelining, the limits above. It
+/// runs on NIO's event loops from `start` until `stop`; the handler answers every request.
+public final class HTTPService: Sendable {
+    public typealias Handler = @Sendable (Request, BasicRequestContext) async throws -> Response
+
+    public let host: String
+    /// The port bound (the one chosen when 0 was asked).
+    public let port: Int
+    private let task: Task<Void, Never>
+    private let group: ServiceGroup
+    private let connections: ConnectionGuard.Count
+
+    public var baseURL: String { "http://\(host):\(port)" }
+    /// Connections open now.
+    public var openConnections: Int { connections.current }
+
+    private init(host: String, port: Int, task: Task<Void, Never>, group: ServiceGroup, connections: ConnectionGuard.Count) {
+        self.host = host
+        self.port = port
+        self.task = task
+        self.group = group
+        self.connections = connections
+    }
+
+    /// Binds `host:port` (port 0: any free one) and serves until `stop()`. Returns once the socket
+    /// is listening; a bind failure is thrown here.
+    public static func start(host: String, port: Int, limits: HTTPLimits = HTTPLimits(),
+                             logger: Logger = Logger(label: "livefilter.http"),
+                             handler: @escaping Handler) async throws(ServingError) -> HTTPService {
+        let connections = ConnectionGuard.Count()
+        let limit = limits.maxConnections
+        let idle = TimeAmount.nanoseconds(Int64(limits.idleTimeout.components.seconds) * 1_000_000_000
+            + limits.idleTimeout.components.attoseconds / 1_000_000_000)
+        let channel = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionGuard(count: connections, limit: limit)],
+            idleTimeout: idle,
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
+                                            maxHeaderFieldCount: 256))
+        let bound = BoundPort()
+        let app = Application(
+            responder: CallbackResponder(callback: handler),
+            server: .http1(configuration: channel),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livefilter",
+                                                    backlog: 1024),
+            onServerRunning: { channel in bound.resolve(.success(channel.localAddress?.port ?? port)) },
+            logger: logger)
+        // Its own service group, without signal handlers: the command decides when to stop.
+        let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let task = Task {
+            do {
+                try await group.run()
+                bound.resolve(.failure(.cannotListen(host: host, port: port, reason: "the server stopped")))
+            } catch {
+                bound.resolve(.failure(.cannotListen(host: host, port: port, reason: Self.reason(error))))
+            }
+        }
+        do {
+            let actual = try await bound.value()
+            return HTTPService(host: host, port: actual, task: task, group: group, connections: connections)
+        } catch {
+            task.cancel()
+            throw error
+        }
+    }
+
+    /// Stops listening, lets requests in progress finish for up to `grace`, then closes every
+    /// connection; returns when the server has stopped.
+    public func stop(grace: Duration = .seconds(2)) async {
+        await group.triggerGracefulShutdown()
+        let task = self.task
+        let deadline = Task {
+            try? await Task.sleep(for: grace)
+            task.cancel()
+        }
+        await task.value
+        deadline.cancel()
+    }
+
+    /// For synchronous callers (`defer`, a test's tear-down): begins `stop()` and returns at once.
+    public func shutdown() {
+        Task { await stop() }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if text.contains("Address already in use") || text.contains("errno: 98") { return "the address is in use" }
+        if text.contains("Cannot assign requested address") || text.contains("errno: 99") { return "no such local address" }
+        if text.contains("Permission denied") || text.contains("errno: 13") { return "permission denied (ports below 1024 need root)" }
+        return text
+    }
+}
+
+/// The port the server bound, or why it did not: resolved once by whichever comes first.
+private final class BoundPort: Sendable {
+    private let state = NIOLockedValueBox<(Result<Int, ServingError>?, CheckedContinuation<Int, any Error>?)>((nil, nil))
+
+    func resolve(_ result: Result<Int, ServingError>) {
+        let waiter = state.withLockedValue { s -> CheckedContinuation<Int, any Error>? in
+            guard s.0 == nil else { return nil }
+            s.0 = result
+            defer { s.1 = nil }
+            return s.1
+        }
+        waiter?.resume(with: result.mapError { $0 as any Error })
+    }
+
+    func value() async throws(ServingError) -> Int {
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let ready = state.withLockedValue { s -> Result<Int, ServingError>? in
+                    if let r = s.0 { return r }
+                    s.1 = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready.mapError { $0 as any Error }) }
+            }
+        } catch let error as ServingError {
+            throw error
+        } catch {
+            throw .cannotListen(host: "", port: 0, reason: "\(error)")
+        }
+    }
+}

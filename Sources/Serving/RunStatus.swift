@@ -1,0 +1,134 @@
+import CoreMetrics
+import Foundation
+import Hummingbird
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// The process's metrics backend, installed once by the application: every value the library
+/// records through swift-metrics goes both to a Prometheus registry (`GET /metrics`, text format)
+/// and to a table of latest values (`GET /status`, `livefilter.status/1` JSON), so the two always
+/// agree.
+public final class RunStatus: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    let table = LatestValues()
+    private let started = Date()
+
+    public init() {}
+
+    /// Installs this as swift-metrics' backend (once per process, before the job is made).
+    public func bootstrap() {
+        var prometheus = PrometheusMetricsFactory(registry: registry)
+        // Latency in seconds, from a fast live run (1 s) to one far behind (2 min).
+        prometheus.defaultDurationHistogramBuckets = [0.25, 0.5, 1, 2, 3, 4, 6, 8, 12, 20, 30, 60, 120].map { .milliseconds(Int($0 * 1000)) }
+        MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [prometheus, table]))
+    }
+
+    /// Prometheus text exposition format 0.0.4.
+    public func prometheusText() -> String {
+        var bytes: [UInt8] = []
+        registry.emit(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `livefilter.status/1`: the headline numbers, then every metric by name and labels.
+    public func statusJSON() -> [UInt8] {
+        let values = table.snapshot()
+        func value(_ name: String, _ labels: String = "") -> Double? { values[name + labels] }
+        func int(_ name: String) -> Int { Int(value(name) ?? 0) }
+        func byLabel(_ name: String, key: String) -> [String: Double] {
+            var out: [String: Double] = [:]
+            let prefix = name + "{" + key + "=\""
+            for (k, v) in values where k.hasPrefix(prefix) {
+                out[String(k.dropFirst(prefix.count).dropLast(2))] = (v * 1000).rounded() / 1000
+            }
+            return out
+        }
+        var object: [String: Any] = [
+            "format": "livefilter.status/1",
+            "phase": value("livefilter_finished") == 1 ? "finished" : "running",
+            "uptimeSeconds": (Date().timeIntervalSince(started) * 1000).rounded() / 1000,
+            "framesIn": int("livefilter_frames_in_total"),
+            "framesOut": int("livefilter_frames_out_total"),
+            "ticks": ["shown": int("livefilter_ticks_total"), "repeated": int("livefilter_ticks_repeated_total"),
+                      "dropped": int("livefilter_ticks_dropped_total")],
+            "inputStalls": int("livefilter_input_stalls_total"),
+            "inputReconnects": int("livefilter_input_reconnects_total"),
+            "bytesWritten": int("livefilter_bytes_written_total"),
+            "segmentsWritten": int("livefilter_segments_written_total"),
+            "stagesMsPerFrame": byLabel("livefilter_stage_ms_per_frame", key: "stage"),
+            "filtersMsPerFrame": byLabel("livefilter_filter_ms_per_frame", key: "filter"),
+            "metrics": values,
+        ]
+        object["latencySeconds"] = value("livefilter_latency_seconds") ?? NSNull()
+        object["speed"] = value("livefilter_speed") ?? NSNull()
+        return Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
+    }
+
+    /// `/metrics` and `/status`, or nil for any other path.
+    public func respond(to request: Request) -> Response? {
+        let cors: HTTPFields = [.accessControlAllowOrigin: "*", .cacheControl: "no-cache"]
+        switch request.uri.path {
+        case "/metrics":
+            var headers = cors
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers,
+                            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(string: prometheusText())))
+        case "/status":
+            var headers = cors
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers,
+                            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: statusJSON())))
+        default:
+            return nil
+        }
+    }
+}
+
+/// A swift-metrics backend that keeps the latest value of each metric (counters summed), keyed
+/// `name{label="value",…}` as Prometheus writes it.
+final class LatestValues: MetricsFactory, Sendable {
+    private let values = NIOLockedValueBox<[String: Double]>([:])
+
+    func snapshot() -> [String: Double] { values.withLockedValue { $0 } }
+
+    static func key(_ label: String, _ dimensions: [(String, String)]) -> String {
+        guard !dimensions.isEmpty else { return label }
+        return label + "{" + dimensions.map { "\($0.0)=\"\($0.1)\"" }.joined(separator: ",") + "}"
+    }
+
+    final class Handler: CounterHandler, FloatingPointCounterHandler, RecorderHandler, TimerHandler, MeterHandler, Sendable {
+        let key: String
+        let values: NIOLockedValueBox<[String: Double]>
+        init(key: String, values: NIOLockedValueBox<[String: Double]>) {
+            self.key = key
+            self.values = values
+            values.withLockedValue { if $0[key] == nil { $0[key] = 0 } }
+        }
+        private func add(_ v: Double) { values.withLockedValue { $0[key, default: 0] += v } }
+        private func store(_ v: Double) { values.withLockedValue { $0[key] = v } }
+        func increment(by amount: Int64) { add(Double(amount)) }
+        func increment(by amount: Double) { add(amount) }
+        func decrement(by amount: Double) { add(-amount) }
+        func reset() { store(0) }
+        func record(_ value: Int64) { store(Double(value)) }
+        func record(_ value: Double) { store(value) }
+        func recordNanoseconds(_ duration: Int64) { store(Double(duration) / 1e9) }
+        func set(_ value: Int64) { store(Double(value)) }
+        func set(_ value: Double) { store(value) }
+    }
+
+    private func handler(_ label: String, _ dimensions: [(String, String)]) -> Handler {
+        Handler(key: Self.key(label, dimensions), values: values)
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { handler(label, dimensions) }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler { handler(label, dimensions) }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler { handler(label, dimensions) }
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler { handler(label, dimensions) }
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler { handler(label, dimensions) }
+    func destroyCounter(_ handler: any CounterHandler) {}
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {}
+    func destroyRecorder(_ handler: any RecorderHandler) {}
+    func destroyTimer(_ handler: any TimerHandler) {}
+    func destroyMeter(_ handler: any MeterHandler) {}
+}
