@@ -1,5 +1,28 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
+import Foundation
 import PackageDescription
+
+/// The kernels' vector unit, chosen like `-march=native`: AVX2 + FMA (LLVM's "haswell") when the
+/// machine that builds has every feature that CPU model assumes, else the x86-64 baseline (SSE2).
+/// `LIVEFILTER_PORTABLE=1` forces the baseline, for a binary to copy to other machines.
+///
+/// Why a build setting and not runtime dispatch: Swift has no per-function target attribute, so two
+/// kernel sets need two modules built with different `-target-cpu`, and the linker then keeps ONE
+/// copy of each generic specialisation both emit (weak hidden symbols): an AVX2 copy of, say, a
+/// sort may end up in the baseline path (seen here, BENCHMARKS.md). A per-module setting is the one
+/// SwiftPM honours for dependencies too: since tools version 6.2 it no longer refuses unsafeFlags
+/// in a dependency, so a package that depends on LiveFilter by URL and version gets the same kernels.
+let kernelSettings: [SwiftSetting] = {
+    let environment = ProcessInfo.processInfo.environment
+    guard environment["LIVEFILTER_PORTABLE"] != "1",
+          let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+          let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return [] }
+    let flags = Set(line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" }).map(String.init))
+    let haswell = ["avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe", "abm", "popcnt", "sse4_2", "ssse3", "xsave"]
+    guard haswell.allSatisfy(flags.contains) else { return [] }
+    return [.unsafeFlags(["-target-cpu", "haswell"], .when(platforms: [.linux])),
+            .define("LIVEFILTER_AVX2", .when(platforms: [.linux]))]
+}()
 
 let package = Package(
     name: "livefilter",
@@ -38,7 +61,7 @@ let package = Package(
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
         .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
-        .target(name: "Filters"),
+        .target(name: "Filters", swiftSettings: kernelSettings),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: [
             "MediaIO", "Filters", "HLS",

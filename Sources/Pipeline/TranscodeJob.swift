@@ -49,7 +49,8 @@ public final class TranscodeJob {
             log.info("finished", metadata: ["frames": "\(summary.framesWritten)", "bytes": "\(summary.bytes)",
                                             "seconds": "\(summary.wallTime)", "interrupted": "\(summary.interrupted)"])
         } catch {
-            log.error("failed", metadata: ["error": "\(error)"])
+            // The caller reports the error it is thrown; the log only traces it.
+            log.debug("failed", metadata: ["error": "\(error)"])
             throw .media(error)
         }
         if summary.abandoned { throw .cancelled }
@@ -259,7 +260,7 @@ private final class PlanExecution {
                 var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout)
                 summary.ticks = try await loop.run(clock: ContinuousClock(), input: &live, shouldStop: stopping,
                                                    onSkip: { [audio, log] in
-                                                       log.warning("behind the live edge by more than --max-latency: skipped ahead",
+                                                       log.notice("behind the live edge by more than --max-latency: skipped ahead",
                                                                    metadata: ["to": "\($0.seconds)"])
                                                        audio?.skip(to: $0)
                                                    }, emit: emit)

@@ -58,8 +58,14 @@ public final class HTTPService: Sendable {
     /// Binds `host:port` (port 0: any free one) and serves until `stop()`. Returns once the socket
     /// is listening; a bind failure is thrown here.
     public static func start(host: String, port: Int, limits: HTTPLimits = HTTPLimits(),
-                             logger: Logger = Logger(label: "livefilter.http"),
+                             logger: Logger? = nil,
                              handler: @escaping Handler) async throws(ServingError) -> HTTPService {
+        // Hummingbird says "listening" at info; an embedding app that passes no logger hears only trouble.
+        let logger = logger ?? {
+            var quiet = Logger(label: "livefilter.http")
+            quiet.logLevel = .warning
+            return quiet
+        }()
         let connections = ConnectionGuard.Count()
         let limit = limits.maxConnections
         let idle = TimeAmount.nanoseconds(Int64(limits.idleTimeout.components.seconds) * 1_000_000_000

@@ -22,6 +22,8 @@ enum LiveFilterExit: Int32 {
     case partsIncomplete = 13
     /// A cluster task (Slurm) failed or was cancelled.
     case clusterTaskFailed = 14
+    /// The binary's kernels were built for AVX2 and this CPU has none (build it here, or portable).
+    case unsupportedCPU = 15
     case interrupted = 130
     case terminated = 143
 }

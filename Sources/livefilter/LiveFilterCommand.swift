@@ -1,4 +1,5 @@
 import ArgumentParser
+import Filters
 import Foundation
 
 @main
@@ -11,13 +12,18 @@ struct LiveFilterCommand: AsyncParsableCommand {
             unreadable; 5 input is not a media file; 6 no video stream; 7 output folder missing or not \
             writable or disk full; 8 output exists (use --overwrite); 9 live input stalled; 10 input refused by a limit; \
             11 no frame decodes; 12 input differs from the plan's; 13 parts missing at join; 14 a cluster task failed; \
-            130 interrupted (SIGINT); 143 terminated (SIGTERM).
+            15 built for AVX2 and this CPU has none; 130 interrupted (SIGINT); 143 terminated (SIGTERM).
             """,
         subcommands: [RunCommand.self, SnapshotCommand.self, ProbeCommand.self, FiltersCommand.self, EstimateCommand.self, PresetsCommand.self,
                       ServeCommand.self, LintCommand.self, PlanCommand.self, JoinCommand.self])
 
     /// Parses, runs, and turns every failure into one `livefilter: error:` line and a documented code.
     static func main() async {
+        // Before any kernel runs: an AVX2 build on an older CPU gets a sentence, not SIGILL.
+        if let problem = KernelBuild.checkCPU() {
+            Terminal.error(problem)
+            Foundation.exit(LiveFilterExit.unsupportedCPU.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -137,7 +137,8 @@ enum Serving {
                       limits: HTTPLimits) async throws -> HTTPService {
         let files = StaticFiles(root: folder, playlist: playlist, liveStatus: status != nil)
         do {
-            return try await HTTPService.start(host: address.host, port: address.port, limits: limits) { request, context in
+            return try await HTTPService.start(host: address.host, port: address.port, limits: limits,
+                                               logger: Logger(label: "livefilter.http")) { request, context in
                 if let status, let response = status.respond(to: request) { return response }
                 return try await files.respond(to: request, context: context)
             }
