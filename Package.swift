@@ -61,7 +61,9 @@ let package = Package(
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
         .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
-        .target(name: "Filters", swiftSettings: kernelSettings),
+        .target(name: "Filters", dependencies: ["CCPUFeatures"], swiftSettings: kernelSettings),
+        // One C function, built for the baseline CPU: whether this CPU runs the AVX2 kernels (CPUID).
+        .target(name: "CCPUFeatures"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: [
             "MediaIO", "Filters", "HLS",

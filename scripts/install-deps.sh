@@ -8,7 +8,8 @@
 #   LIVEFILTER_PLAYERS=1 …           # also what only the tests need: the independent players they play
 #                                    # our HLS with (GStreamer, headless Chromium) and Debian's
 #                                    # mate-backgrounds, the photograph PlanarChainTests decode, and
-#                                    # Slurm (slurmctld slurmd slurm-client munge) for the scale-out tests
+#                                    # Slurm (slurmctld slurmd slurm-client munge) for the scale-out tests,
+#                                    # and qemu-user (runs the binary on an emulated CPU without AVX2)
 #   source scripts/install-deps.sh   # from another script: also leaves /opt/swift/usr/bin on PATH
 #                                    # when `swift` was not already there (demo.sh and test.sh do this)
 set -euo pipefail
@@ -17,7 +18,7 @@ packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswres
           libavutil-dev libx264-dev pkg-config ffmpeg git ca-certificates time)
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
-               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 mate-backgrounds)
+               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 mate-backgrounds qemu-user)
 fi
 
 missing=()

@@ -1,3 +1,4 @@
+import CCPUFeatures
 import Foundation
 
 /// Which vector unit the kernels were compiled for. The package manifest builds `Filters` for the
@@ -21,14 +22,9 @@ public enum KernelBuild {
         #endif
     }
 
-    /// Whether this CPU (and its kernel, which must save the YMM state) runs AVX2 and FMA code: the
-    /// flags Linux lists in /proc/cpuinfo. Unknown (no /proc) counts as able.
-    @inlinable public static var cpuHasAVX2: Bool {
-        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-              let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags") }) else { return true }
-        let flags = Set(line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ":" }))
-        return flags.contains("avx2") && flags.contains("fma")
-    }
+    /// Whether this CPU executes AVX2 and FMA and the OS saves their registers (CPUID, read by a C
+    /// function built for the baseline).
+    @inlinable public static var cpuHasAVX2: Bool { lf_cpu_has_avx2_fma() != 0 }
 
     /// nil when the kernels can run here; else what to do about it.
     @inlinable public static func checkCPU() -> String? {
