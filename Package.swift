@@ -72,7 +72,7 @@ let package = Package(
         ]),
         // One job split into shards across machines: the plan, a shard's part, the audio task, the
         // join, and submitting them to a cluster engine (Slurm) that schedules them.
-        .target(name: "Shards", dependencies: ["Pipeline", "MediaIO", "HLS"]),
+        .target(name: "Shards", dependencies: ["Pipeline", "MediaIO", "HLS", .product(name: "Logging", package: "swift-log")]),
         // The HTTP side, on Hummingbird: static files for players (ranges, conditional requests,
         // HLS cache rules), the player page, /metrics and /status, connection and header limits.
         .target(name: "Serving", dependencies: [

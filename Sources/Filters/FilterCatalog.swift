@@ -168,6 +168,37 @@ public enum FilterCatalog {
                 return Pixelate(size: size)
             }),
         FilterDefinition(
+            name: "boxblur", summary: "box blur: the mean of the (2R+1)² square, power times, edges mirrored (ffmpeg's boxblur, to the bit)",
+            parameters: [
+                .init(key: "radius", kind: .integer(BoxBlur.radiusRange), positional: true, defaultValue: nil,
+                      summary: "half the side of the square, in pixels (at most half the picture's smaller side)"),
+                .init(key: "power", kind: .integer(BoxBlur.powerRange), positional: false, defaultValue: "1",
+                      summary: "how many times it is applied (3 is close to a Gaussian)"),
+            ],
+            examples: ["boxblur 4", "boxblur radius=10 power=2"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .integer(radius)? = values["radius"] else {
+                    throw .missingParameter(filter: "boxblur", key: "radius", expected: "an integer in 1…256")
+                }
+                guard case let .integer(power)? = values["power"] else { return BoxBlur(radius: radius) }
+                return BoxBlur(radius: radius, power: power)
+            }),
+        FilterDefinition(
+            name: "sharpen", summary: "unsharp mask: away from a binomial blur by amount (negative blurs); ffmpeg's unsharp on each channel, to the bit",
+            parameters: [
+                .init(key: "amount", kind: .number(Sharpen.amountRange), positional: true, defaultValue: "1",
+                      summary: "strength: 0 leaves the picture, 1 doubles its detail, negative blurs"),
+                .init(key: "radius", kind: .integer(Sharpen.radiusRange), positional: false, defaultValue: "2",
+                      summary: "the blur's half side in pixels (unsharp's lx = ly = 2R+1)"),
+            ],
+            examples: ["sharpen", "sharpen 0.8", "sharpen amount=1.5 radius=3"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                var filter = Sharpen()
+                if case let .number(amount)? = values["amount"] { filter.amount = amount }
+                if case let .integer(radius)? = values["radius"] { filter.radius = radius }
+                return filter
+            }),
+        FilterDefinition(
             name: "grayscale", summary: "no colour: every pixel becomes its luma; bt709 (default) or bt601 weights (ffmpeg's format=gray)",
             parameters: [
                 .init(key: "matrix", kind: .choice(Grayscale.Matrix.allCases.map(\.rawValue)), positional: true,

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import HLS
 import MediaIO
 import Pipeline
@@ -43,6 +44,8 @@ public enum ShardJoiner {
             try? FileManager.default.removeItem(atPath: plan.workDirectory + "/progress")
         }
         summary.seconds = Date().timeIntervalSince(start)
+        Logger(label: "livefilter.shards").info("joined", metadata: [
+            "output": "\(plan.output)", "shards": "\(plan.shards.count)", "files": "\(summary.files)", "bytes": "\(summary.bytes)"])
         return summary
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import HLS
 import MediaIO
 import Pipeline
@@ -134,6 +135,9 @@ public enum ShardRunner {
         try manifest.write(to: scratch + "/part.json")
         try publish(scratch, as: final)
         finished = true
+        Logger(label: "livefilter.shards").info("part published", metadata: [
+            "task": "\(task)", "part": "\(final)", "frames": "\(manifest.frames)", "bytes": "\(manifest.bytes)",
+            "cpu_seconds": "\(manifest.cpuSeconds)"])
         return manifest
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MediaIO
 
 /// Submits a plan to Slurm and follows it: one array job of `plan.taskCount` tasks (the video
@@ -48,6 +49,8 @@ public struct SlurmEngine: Sendable {
             "--output=\(plan.joinLogPath)",
             "--wrap=exec \(quoted(executable)) join \(quoted(planPath))",
         ])
+        Logger(label: "livefilter.shards").info("submitted to Slurm", metadata: [
+            "tasks_job": "\(tasks)", "join_job": "\(join)", "array": "0-\(plan.taskCount - 1)"])
         return Submission(tasks: tasks, join: join)
     }
 

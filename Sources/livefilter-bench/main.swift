@@ -200,6 +200,31 @@ for (label, image) in images {
     })
 }
 
+// Issue 14's filters: ours on the RGB frame against libavfilter's filter of the same job on the
+// decoded yuv420p frame (ffmpeg's natural graph: it filters 1.5 samples a pixel where we filter 3).
+do {
+    let source = PlaneSet(full.size)
+    YUVConverter(matrix: .bt709, range: .limited).rgbToYUV420(full, into: source.view)
+    let filters: [(String, any Filter, String)] = [
+        ("boxblur r=4", BoxBlur(radius: 4), "boxblur=4:1"),
+        ("boxblur r=20 p=2", BoxBlur(radius: 20, power: 2), "boxblur=20:2"),
+        ("sharpen 1 r=2", Sharpen(amount: 1, radius: 2), "unsharp=5:5:1:5:5:1"),
+        ("pixelate 16", Pixelate(size: 16), "pixelize=w=16:h=16"),
+        ("invert", Invert(), "negate"),
+        ("grayscale", Grayscale(matrix: .bt709), "hue=s=0"),
+    ]
+    for (name, filter, graph) in filters {
+        cases.append(Case(name, "1920x1080", theirs: graph + " (yuv420p)", pixels: full.size.pixelCount,
+                          traffic: 6 * full.size.pixelCount) { threads in
+            Parallel.workerCount = threads == 1 ? 1 : 0
+            let renderer = try filter.makeRenderer(for: full.size)
+            let output = RGBImage(size: renderer.outputSize)
+            let runner = try FilterGraphRunner(graph, planes: source.view, threads: threads)
+            return ({ renderer.render(full, into: output) }, { try runner.run() }, { "ours on RGB, theirs on yuv420p" })
+        })
+    }
+}
+
 // The chain where the pipeline runs it: on the decoded 4:2:0 planes (PlanarChainRenderer), against
 // ffmpeg's natural graph on the same yuv420p frame (no forced rgb24), and the same chain on RGB
 // with its two conversions (what the pipeline did before).

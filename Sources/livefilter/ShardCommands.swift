@@ -172,7 +172,10 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(name: [.customShort("y"), .long], help: "Let the join replace an existing output.")
     var overwrite = false
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let plan = try Sharding.makePlan(input: input, output: output, job: job, shards: shards, overwrite: overwrite, planPath: self.plan)
         Sharding.describe(plan, planPath: self.plan)
     }
@@ -192,7 +195,10 @@ struct JoinCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "No summary.")
     var quiet = false
 
+    @OptionGroup var logging: LoggingOptions
+
     func run() async throws {
+        logging.bootstrap()
         let plan: ShardPlan
         do { plan = try ShardPlan.read(self.plan) } catch { throw CommandFailure(error) }
         FFmpegLog.setLevel(.quiet)

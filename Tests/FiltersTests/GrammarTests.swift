@@ -39,7 +39,7 @@ import Testing
         """
         let chain = try FilterChain(parsingFile: text)
         #expect(chain.description == "scale max=1280 | blur sigma=12 x=10 y=20 w=200 h=100 | rotate 90")
-        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "grayscale"]))) {
+        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale"]))) {
             try FilterChain(parsingFile: "# c\nmirror\nblurr 3\n")
         }
     }
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func catalogDescribesEveryFilter() {
-        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "grayscale"])
+        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale"])
         for definition in FilterCatalog.definitions {
             // A filter may take no parameter (invert), never no summary.
             #expect(!definition.summary.isEmpty && (!definition.parameters.isEmpty || definition.name == "invert"))
