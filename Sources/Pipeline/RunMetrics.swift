@@ -61,7 +61,7 @@ final class RunMetrics: @unchecked Sendable {
         speed.record(p.speed)
         for stage in StageTimings.Stage.allCases {
             guard let ns = p.timings.nanoseconds[stage] else { continue }
-            let name = stage.metricName
+            let name = stage.key
             let before = last.stageNanoseconds[stage] ?? 0
             if ns > before {
                 stageSeconds[stage, default: FloatingPointCounter(label: "livefilter_stage_seconds_total", dimensions: dimensions + [("stage", name)])]
@@ -96,21 +96,6 @@ final class RunMetrics: @unchecked Sendable {
         if let latency {
             self.latency.record(latency.seconds)
             latencyHistogram.recordNanoseconds(Int64(latency.seconds * 1e9))
-        }
-    }
-}
-
-extension StageTimings.Stage {
-    /// The `stage` label: demux, decode, to_rgb, filter, to_yuv, encode, mux.
-    var metricName: String {
-        switch self {
-        case .demux: "demux"
-        case .decode: "decode"
-        case .toRGB: "to_rgb"
-        case .filter: "filter"
-        case .toYUV: "to_yuv"
-        case .encode: "encode"
-        case .mux: "mux"
         }
     }
 }

@@ -11,6 +11,20 @@ public struct FilterPassTime: Sendable {
 public struct StageTimings: Sendable {
     public enum Stage: String, CaseIterable, Sendable {
         case demux, decode, toRGB = "to RGB", filter = "filter chain", toYUV = "to YUV", encode, mux
+
+        /// The machine-readable name (JSON progress, report, metrics' `stage` label): demux, decode,
+        /// to_rgb, filter, to_yuv, encode, mux.
+        public var key: String {
+            switch self {
+            case .demux: "demux"
+            case .decode: "decode"
+            case .toRGB: "to_rgb"
+            case .filter: "filter"
+            case .toYUV: "to_yuv"
+            case .encode: "encode"
+            case .mux: "mux"
+            }
+        }
     }
 
     public private(set) var nanoseconds: [Stage: UInt64] = [:]

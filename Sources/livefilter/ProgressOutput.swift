@@ -85,18 +85,6 @@ struct ProgressRecord: Encodable {
 }
 
 enum StageReport {
-    static func key(_ stage: StageTimings.Stage) -> String {
-        switch stage {
-        case .demux: "demux"
-        case .decode: "decode"
-        case .toRGB: "to_rgb"
-        case .filter: "filter"
-        case .toYUV: "to_yuv"
-        case .encode: "encode"
-        case .mux: "mux"
-        }
-    }
-
     /// ms per frame for each stage: decode per decoded frame, RGB stages per filtered frame, encode per written frame.
     static func perFrame(_ t: StageTimings, decoded: Int, filtered: Int, written: Int) -> [String: Double] {
         var out: [String: Double] = [:]
@@ -107,7 +95,7 @@ enum StageReport {
             case .encode, .mux: written
             }
             guard frames > 0 else { continue }
-            out[key(stage)] = (t.totalMilliseconds(stage) / Double(frames)).rounded(to: 3)
+            out[stage.key] = (t.totalMilliseconds(stage) / Double(frames)).rounded(to: 3)
         }
         return out
     }

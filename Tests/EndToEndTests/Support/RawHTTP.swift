@@ -20,19 +20,8 @@ enum RawHTTP {
     /// answer until the server closes. Throws when nothing listens there.
     static func request(port: Int, _ target: String, method: String = "GET", headers extra: [String: String] = [:],
                         timeout: Int = 10) throws -> RawHTTPResponse {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ToolFailure("socket: \(String(cString: strerror(errno)))") }
+        let fd = try connect(port: port, timeout: timeout)
         defer { close(fd) }
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw ToolFailure("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
         let fields = extra.map { "\($0.key): \($0.value)\r\n" }.joined()
         let head = Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://example.test\r\n\(fields)Connection: close\r\n\r\n".utf8)
         guard send(fd, head, head.count, Int32(MSG_NOSIGNAL)) == head.count else { throw ToolFailure("send failed") }
@@ -45,6 +34,23 @@ enum RawHTTP {
             bytes += chunk[0..<n]
         }
         return try parse(bytes)
+    }
+
+    /// A connected socket to 127.0.0.1:`port` whose reads give up after `timeout` seconds.
+    static func connect(port: Int, timeout: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ToolFailure("socket: \(String(cString: strerror(errno)))") }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        let connected = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); throw ToolFailure("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+        return fd
     }
 
     static func parse(_ bytes: [UInt8]) throws -> RawHTTPResponse {
@@ -96,18 +102,7 @@ final class RawHTTPConnection {
     private var pending: [UInt8] = []
 
     init(port: Int, timeout: Int = 10) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ToolFailure("socket: \(String(cString: strerror(errno)))") }
-        var tv = timeval(tv_sec: timeout, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        let connected = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(fd); throw ToolFailure("connect 127.0.0.1:\(port): \(String(cString: strerror(errno)))") }
+        fd = try RawHTTP.connect(port: port, timeout: timeout)
     }
 
     deinit { close(fd) }
