@@ -32,7 +32,8 @@ public final class RunStatus: Sendable {
 
     /// `livefilter.status/1`: the headline numbers, then every metric by name and labels.
     public func statusJSON() -> [UInt8] {
-        let values = table.snapshot()
+        // JSON has no NaN or infinity; a metric that is not a number yet is left out.
+        let values = table.snapshot().filter { $0.value.isFinite }
         func value(_ name: String, _ labels: String = "") -> Double? { values[name + labels] }
         func int(_ name: String) -> Int { Int(value(name) ?? 0) }
         func byLabel(_ name: String, key: String) -> [String: Double] {
@@ -67,6 +68,10 @@ public final class RunStatus: Sendable {
     /// `/metrics` and `/status`, or nil for any other path.
     public func respond(to request: Request) -> Response? {
         let cors: HTTPFields = [.accessControlAllowOrigin: "*", .cacheControl: "no-cache"]
+        guard request.uri.path == "/metrics" || request.uri.path == "/status" else { return nil }
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
         switch request.uri.path {
         case "/metrics":
             var headers = cors
