@@ -10,6 +10,8 @@ public struct ParameterDefinition: Sendable {
         case color
         /// `WxH+X+Y`
         case rectangle
+        /// A form of its own, checked by the filter (e.g. `enable=` ranges); the text says which.
+        case text(String)
     }
 
     public let key: String
@@ -28,6 +30,15 @@ public struct ParameterDefinition: Sendable {
         case .size: "WxH, e.g. 1280x720"
         case .color: "#RRGGBB, e.g. #FF8000"
         case .rectangle: "WxH+X+Y, e.g. 640x360+10+20"
+        case let .text(form): form
+        }
+    }
+
+    /// Whether the value may be keyframed (`V@T,V@T,…`): numbers and integers.
+    public var animates: Bool {
+        switch kind {
+        case .number, .integer: true
+        default: false
         }
     }
 }
@@ -40,6 +51,8 @@ public enum ParameterValue: Sendable, Equatable {
     case size(FrameSize)
     case color(RGBColor)
     case rectangle(PixelRect)
+    /// A `.text` parameter's value as written; its filter checks the form.
+    case text(String)
 }
 
 /// One filter of the chain grammar: name, summary, parameters and how to build it.
@@ -69,7 +82,7 @@ public enum FilterCatalog {
             examples: ["blur 6", "blur sigma=12 x=10 y=20 w=200 h=100"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
                 guard case let .number(sigma)? = values["sigma"] else {
-                    throw .missingParameter(filter: "blur", key: "sigma", expected: "a number in 0.3…100")
+                    throw .missingParameter(filter: "blur", key: "sigma", expected: "a number in 0…100")
                 }
                 let region = ["x", "y", "w", "h"].compactMap { key -> Int? in
                     if case let .integer(v)? = values[key] { return v } else { return nil }
@@ -209,11 +222,75 @@ public enum FilterCatalog {
                 if case let .choice(m)? = values["matrix"] { return Grayscale(matrix: Grayscale.Matrix(rawValue: m)!) }
                 return Grayscale()
             }),
+        FilterDefinition(
+            name: "fade", summary: "fade in from a colour and/or out to it, by output time (ffmpeg's fade with st= and d=, to the bit)",
+            parameters: [
+                .init(key: "in", kind: .text("START,DURATION in seconds, e.g. 0,1.5"), positional: false, defaultValue: nil,
+                      summary: "from the colour to the picture, starting at START"),
+                .init(key: "out", kind: .text("START,DURATION in seconds, e.g. 58,2"), positional: false, defaultValue: nil,
+                      summary: "from the picture to the colour, ending at START + DURATION"),
+                .init(key: "color", kind: .color, positional: false, defaultValue: "#000000", summary: "the colour faded from and to"),
+            ],
+            examples: ["fade in=0,1", "fade in=0,1 out=9,1", "fade out=28,2 color=#FFFFFF"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                func window(_ key: String) throws(ChainSyntaxError) -> Fade.Window? {
+                    guard case let .text(text)? = values[key] else { return nil }
+                    guard let window = Fade.Window.parse(text) else {
+                        throw .badValue(filter: "fade", key: key, value: text, expected: "START,DURATION in seconds (DURATION > 0), e.g. 0,1.5")
+                    }
+                    return window
+                }
+                let fadeIn = try window("in"), fadeOut = try window("out")
+                guard fadeIn != nil || fadeOut != nil else {
+                    throw .missingParameter(filter: "fade", key: "in", expected: "in=START,DURATION and/or out=START,DURATION")
+                }
+                var color = RGBColor.black
+                if case let .color(c)? = values["color"] { color = c }
+                return Fade(in: fadeIn, out: fadeOut, color: color)
+            }),
+        FilterDefinition(
+            name: "eq", summary: "brightness, contrast, saturation, gamma: ffmpeg's eq on the BT.709 limited-range Y′CbCr of the picture",
+            parameters: [
+                .init(key: "brightness", kind: .number(Eq.brightnessRange), positional: false, defaultValue: "0",
+                      summary: "added to luma, in units of the full range"),
+                .init(key: "contrast", kind: .number(Eq.contrastRange), positional: false, defaultValue: "1",
+                      summary: "luma's spread around mid-grey"),
+                .init(key: "saturation", kind: .number(Eq.saturationRange), positional: false, defaultValue: "1",
+                      summary: "chroma's scale: 0 is grey, 1 unchanged"),
+                .init(key: "gamma", kind: .number(Eq.gammaRange), positional: false, defaultValue: "1",
+                      summary: "luma's power (above 1 brightens the mid-tones)"),
+            ],
+            examples: ["eq brightness=0.06 saturation=1.3", "eq contrast=1.2 gamma=0.9"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                var eq = Eq()
+                if case let .number(v)? = values["brightness"] { eq.brightness = v }
+                if case let .number(v)? = values["contrast"] { eq.contrast = v }
+                if case let .number(v)? = values["saturation"] { eq.saturation = v }
+                if case let .number(v)? = values["gamma"] { eq.gamma = v }
+                return eq
+            }),
     ]
 
     public static func definition(named name: String) -> FilterDefinition? {
         definitions.first { $0.name == name }
     }
+
+    /// What every filter takes besides its own parameters: a timeline, and for filters that keep
+    /// the picture's size, where they work. Listed by `livefilter filters`.
+    public static let timelineParameters: [ParameterDefinition] = [
+        .init(key: "enable", kind: .text("START-END[,START-END…] in seconds, e.g. 2-5,8-"), positional: false, defaultValue: nil,
+              summary: "act only within these ranges of output time (each up to, not including, its end; 8- runs to the end)"),
+        .init(key: "region", kind: .text("x,y,w,h in pixels or %, e.g. 10%,10%,30%,20%"), positional: false, defaultValue: nil,
+              summary: "act only inside this box of the picture entering the filter (filters that keep the size)"),
+        .init(key: "shape", kind: .choice(RegionShape.allCases.map(\.rawValue)), positional: false, defaultValue: "rect",
+              summary: "the region's or each track box's outline"),
+        .init(key: "feather", kind: .integer(0...512), positional: false, defaultValue: "0",
+              summary: "fade the effect out over this many pixels outside the box (the box stays fully covered)"),
+        .init(key: "track", kind: .text("a .csv (header time,x,y,w,h[,id]) or .json file of boxes over time"), positional: false, defaultValue: nil,
+              summary: "act inside boxes over time, interpolated linearly between a box's keyframes"),
+        .init(key: "hold", kind: .number(0...3600), positional: false, defaultValue: formatNumber(Track.defaultHold),
+              summary: "seconds a track's box stays after its last keyframe"),
+    ]
 
     /// Parses one filter from its whitespace-separated tokens.
     static func parseFilter(_ tokens: [Substring]) throws(ChainSyntaxError) -> any Filter {
@@ -222,20 +299,56 @@ public enum FilterCatalog {
             throw .unknownFilter(name: name, validNames: definitions.map(\.name))
         }
         var values: [String: ParameterValue] = [:]
+        var animated: [String: Keyframes] = [:]
+        var timeline: [String: String] = [:]
+        var spelled: [String] = []
+        func keyframes(_ text: String, _ parameter: ParameterDefinition) -> Keyframes? {
+            guard parameter.animates, text.contains("@") else { return nil }
+            return Keyframes.parse(text) { value in
+                switch parse(value, as: parameter.kind) {
+                case let .number(v)?: v
+                case let .integer(v)?: Double(v)
+                default: nil
+                }
+            }
+        }
+        func initial(_ frames: Keyframes, _ parameter: ParameterDefinition) -> ParameterValue {
+            if case .integer = parameter.kind { return .integer(Int(frames.keys[0].value.rounded())) }
+            return .number(frames.keys[0].value)
+        }
         for token in tokens.dropFirst() {
             if let equals = token.firstIndex(of: "=") {
                 let key = String(token[..<equals]), text = String(token[token.index(after: equals)...])
+                spelled.append("\(key)=\(text)")
                 guard let parameter = definition.parameters.first(where: { $0.key == key }) else {
-                    throw .unknownKey(filter: name, key: key, validKeys: definition.parameters.map(\.key))
+                    guard timelineParameters.contains(where: { $0.key == key }) else {
+                        throw .unknownKey(filter: name, key: key,
+                                          validKeys: definition.parameters.map(\.key) + timelineParameters.map(\.key))
+                    }
+                    guard timeline[key] == nil else { throw .duplicateKey(filter: name, key: key) }
+                    timeline[key] = text
+                    continue
                 }
                 guard values[key] == nil else { throw .duplicateKey(filter: name, key: key) }
+                if let frames = keyframes(text, parameter) {
+                    animated[key] = frames
+                    values[key] = initial(frames, parameter)
+                    continue
+                }
                 guard let value = parse(text, as: parameter.kind) else {
-                    throw .badValue(filter: name, key: key, value: text, expected: parameter.expected)
+                    let expected = parameter.animates ? "\(parameter.expected), or keyframes V@T,V@T,… (seconds)" : parameter.expected
+                    throw .badValue(filter: name, key: key, value: text, expected: expected)
                 }
                 values[key] = value
             } else {
                 let text = String(token)
                 let open = definition.parameters.filter { $0.positional && values[$0.key] == nil }
+                if let parameter = open.first(where: { keyframes(text, $0) != nil }), let frames = keyframes(text, parameter) {
+                    animated[parameter.key] = frames
+                    values[parameter.key] = initial(frames, parameter)
+                    spelled.append("\(parameter.key)=\(text)")
+                    continue
+                }
                 guard let (parameter, value) = open.lazy.compactMap({ p in parse(text, as: p.kind).map { (p, $0) } }).first else {
                     if let parameter = open.first, open.count == 1 {
                         throw .badValue(filter: name, key: parameter.key, value: text, expected: parameter.expected)
@@ -245,9 +358,63 @@ public enum FilterCatalog {
                     throw .unexpectedValue(filter: name, value: text, expected: expected)
                 }
                 values[parameter.key] = value
+                spelled.append("\(parameter.key)=\(text)")
             }
         }
-        return try definition.build(values)
+        guard !timeline.isEmpty || !animated.isEmpty else { return try definition.build(values) }
+        let options = try timelineOptions(timeline, filter: name)
+        return try ScheduledFilter(definition: definition, values: values, animated: animated, spelled: spelled, options: options)
+    }
+
+    private static func timelineOptions(_ text: [String: String], filter name: String) throws(ChainSyntaxError) -> ScheduledFilter.Options {
+        func expected(_ key: String) -> String { timelineParameters.first { $0.key == key }!.expected }
+        var options = ScheduledFilter.Options()
+        if let value = text["enable"] {
+            guard let ranges = EnableRanges.parse(value) else {
+                throw .badValue(filter: name, key: "enable", value: value, expected: expected("enable"))
+            }
+            options.enable = ranges
+        }
+        if let value = text["region"] {
+            guard let region = RegionSpec.parse(value) else {
+                throw .badValue(filter: name, key: "region", value: value, expected: expected("region"))
+            }
+            options.region = region
+        }
+        if let value = text["shape"] {
+            guard let shape = RegionShape(rawValue: value) else {
+                throw .badValue(filter: name, key: "shape", value: value, expected: expected("shape"))
+            }
+            options.shape = shape
+        }
+        if let value = text["feather"] {
+            guard case let .integer(feather)? = parse(value, as: .integer(0...512)) else {
+                throw .badValue(filter: name, key: "feather", value: value, expected: expected("feather"))
+            }
+            options.feather = feather
+        }
+        var hold = Track.defaultHold
+        if let value = text["hold"] {
+            guard case let .number(seconds)? = parse(value, as: .number(0...3600)) else {
+                throw .badValue(filter: name, key: "hold", value: value, expected: expected("hold"))
+            }
+            guard text["track"] != nil else { throw .conflict(filter: name, message: "hold= is for track=; give a track file") }
+            hold = seconds
+        }
+        if let path = text["track"] {
+            guard options.region == nil else {
+                throw .conflict(filter: name, message: "give region= or track=, not both")
+            }
+            do {
+                options.track = try Track.load(path: path, hold: hold)
+            } catch {
+                throw .badValue(filter: name, key: "track", value: path, expected: "a readable track file: \(error.reason)")
+            }
+        }
+        if (text["shape"] != nil || text["feather"] != nil) && !options.confined {
+            throw .conflict(filter: name, message: "shape= and feather= shape a region; give region= or track=")
+        }
+        return options
     }
 
     static func parse(_ text: String, as kind: ParameterDefinition.Kind) -> ParameterValue? {
@@ -269,6 +436,8 @@ public enum FilterCatalog {
             guard parts.count == 3, let size = parseSize(parts[0]),
                   let x = Int(parts[1]), let y = Int(parts[2]), x >= 0, y >= 0 else { return nil }
             return .rectangle(PixelRect(x: x, y: y, width: size.width, height: size.height))
+        case .text:
+            return text.isEmpty ? nil : .text(text)
         }
     }
 

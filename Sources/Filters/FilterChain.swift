@@ -53,13 +53,23 @@ public struct FilterChain: Sendable, CustomStringConvertible {
 public final class ChainRenderer {
     public let inputSize: FrameSize
     public let outputSize: FrameSize
-    private let stages: [(renderer: any FilterRenderer, output: RGBImage)]
+    private struct Stage {
+        var renderer: any FilterRenderer
+        /// Where the pass writes; nil for a pass that works in place on the current picture.
+        var output: RGBImage?
+        /// An in-place first pass copies a source it may not change here first.
+        var spare: RGBImage?
+    }
+    private let stages: [Stage]
     /// One name per pass: the filter as written, or a fused run's filters joined by " + ".
     public let passNames: [String]
     /// With `measuresPasses` on, the wall time each pass has taken so far, in nanoseconds.
     public private(set) var passNanoseconds: [UInt64]
     /// Off by default: then `render` reads no clock.
     public var measuresPasses = false
+    /// Whether some pass changes with time (`enable=`, keyframes, a track): then every picture is
+    /// filtered at its own time even when it repeats the last input.
+    public let isTimeDependent: Bool
 
     public init(chain: FilterChain, inputSize: FrameSize) throws(FilterError) {
         self.inputSize = inputSize
@@ -87,28 +97,55 @@ public final class ChainRenderer {
         }
         flush()
         outputSize = size
-        // Ping-pong: a stage reuses the buffer of the stage before the previous one when sizes match.
-        var stages: [(renderer: any FilterRenderer, output: RGBImage)] = []
+        isTimeDependent = chain.filters.contains { ($0 as? any TimeVaryingFilter)?.isTimeDependent == true }
+        // Each pass writes into a buffer of its size that is not the one it reads: at most two per
+        // size, whatever the chain's length. An in-place pass writes into what it reads.
+        var pool: [RGBImage] = []
+        var current: RGBImage?  // nil: the caller's source (or the first pass's spare copy of it)
+        var stages: [Stage] = []
         for (index, renderer) in renderers.enumerated() {
-            let reusable = index >= 2 ? stages[index - 2].output : nil
-            let output = reusable?.size == renderer.outputSize ? reusable! : RGBImage(size: renderer.outputSize)
-            stages.append((renderer, output))
+            if renderer is any InPlaceFilterRenderer {
+                let spare = index == 0 ? RGBImage(size: renderer.inputSize) : nil
+                stages.append(Stage(renderer: renderer, output: nil, spare: spare))
+                continue
+            }
+            let output = pool.first { $0.size == renderer.outputSize && $0 !== current } ?? {
+                let image = RGBImage(size: renderer.outputSize)
+                pool.append(image)
+                return image
+            }()
+            stages.append(Stage(renderer: renderer, output: output, spare: nil))
+            current = output
         }
         self.stages = stages
         passNames = names
         passNanoseconds = Array(repeating: 0, count: stages.count)
     }
 
-    /// Filters `source` (sized `inputSize`). The result is owned by the renderer and valid until
-    /// the next call; with no stages it is `source` itself.
+    /// Filters `source` (sized `inputSize`) as the first picture, at time zero. The result is
+    /// owned by the renderer and valid until the next call; with no stages it is `source` itself.
     public func render(_ source: RGBImage) -> RGBImage {
+        render(source, at: .zero)
+    }
+
+    /// Filters `source` as the picture at `time`. With `sourceIsScratch` the chain may change
+    /// `source` (a pass that works in place then needs no copy of it).
+    public func render(_ source: RGBImage, at time: FrameTime, sourceIsScratch: Bool = false) -> RGBImage {
         precondition(source.size == inputSize, "ChainRenderer made for \(inputSize), got \(source.size)")
         var current = source
         for (index, stage) in stages.enumerated() {
             let start = measuresPasses ? DispatchTime.now().uptimeNanoseconds : 0
-            stage.renderer.render(current, into: stage.output)
+            if let output = stage.output {
+                stage.renderer.render(current, into: output, time: time)
+                current = output
+            } else if let inPlace = stage.renderer as? any InPlaceFilterRenderer {
+                if let spare = stage.spare, !sourceIsScratch {
+                    spare.copyPixels(from: current)
+                    current = spare
+                }
+                inPlace.renderInPlace(current, at: time)
+            }
             if measuresPasses { passNanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start }
-            current = stage.output
         }
         return current
     }

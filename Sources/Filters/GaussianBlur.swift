@@ -1,4 +1,4 @@
-/// Gaussian blur with standard deviation `sigma` (0.3…100 pixels), clamp-to-edge like Core Image's
+/// Gaussian blur with standard deviation `sigma` (0…100 pixels; 0 is no blur), clamp-to-edge like Core Image's
 /// `clampedToExtent`: a constant picture stays exactly constant, with no dark rim.
 ///
 /// With a `region`, only that rectangle is blurred (a privacy blur) and its samples are clamped to
@@ -10,7 +10,8 @@
 /// `GaussianBlurDecimated.swift`): the cost per pixel no longer depends on sigma, and the result
 /// stays above 50 dB PSNR against the exact Gaussian.
 public struct GaussianBlur: Filter, Hashable {
-    public static let sigmaRange: ClosedRange<Double> = 0.3...100
+    /// 0 leaves the picture as it is (a keyframed blur fading in starts there).
+    public static let sigmaRange: ClosedRange<Double> = 0...100
     /// Formerly the sigma above which a recursive (Deriche) filter replaced the FIR. The renderer
     /// now decimates from sigma 2 up and no longer uses it; kept for source compatibility.
     public static let recursiveThreshold = 4.0
@@ -25,7 +26,7 @@ public struct GaussianBlur: Filter, Hashable {
 
     public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
         guard Self.sigmaRange.contains(sigma) else {
-            throw .invalidGeometry(filter: description, reason: "sigma must be in 0.3…100, got \(formatNumber(sigma))")
+            throw .invalidGeometry(filter: description, reason: "sigma must be in 0…100, got \(formatNumber(sigma))")
         }
         if let region, !region.isInside(input) {
             throw .invalidGeometry(filter: description,
@@ -36,6 +37,7 @@ public struct GaussianBlur: Filter, Hashable {
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
         _ = try outputSize(for: input)
+        if sigma == 0 { return CopyRenderer(size: input) }
         return GaussianBlurRenderer(sigma: sigma, region: region ?? PixelRect(x: 0, y: 0, width: input.width, height: input.height),
                                     inputSize: input)
     }
@@ -151,5 +153,19 @@ final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
                 (d + right).update(from: s + right, count: rowBytes - right)
             }
         }
+    }
+}
+
+/// Hands the picture on unchanged (a blur of sigma 0).
+final class CopyRenderer: FilterRenderer, PlaneRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+
+    init(size: FrameSize) { inputSize = size }
+
+    func render(_ source: RGBImage, into destination: RGBImage) { destination.copyPixels(from: source) }
+
+    func render(_ source: Plane, into destination: Plane) {
+        for y in 0..<source.height { destination.row(y).update(from: source.row(y), count: source.width) }
     }
 }

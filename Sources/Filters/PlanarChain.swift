@@ -242,6 +242,7 @@ extension GaussianBlur: PlanarFilter {
         guard acceptsPlanes(of: picture) else { return nil }
         let size = picture.shifted(by: role.shift)
         let rect = (region ?? PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)).shifted(by: role.shift)
+        if sigma == 0 { return CopyRenderer(size: size) }
         return GaussianBlurRenderer(sigma: sigma / Double(1 << role.shift), region: rect, inputSize: size, channels: 1)
     }
 }

@@ -37,11 +37,20 @@ final class FrameFilter {
 
     var passes: [FilterPassTime] { zip(chain.passNames, chain.passNanoseconds).map(FilterPassTime.init) }
 
-    /// The filtered picture; valid until the next call.
-    func filter(_ frame: Frame) throws(MediaError) -> RGBImage {
-        try timing.measure(.toRGB) { () throws(MediaError) in try toRGB.convert(frame, into: source) }
-        return timing.measure(.filter) { chain.render(source) }
+    /// Whether the chain's picture changes with time alone (then a repeated tick is filtered again).
+    var isTimeDependent: Bool { chain.isTimeDependent }
+
+    /// The filtered picture at `time`; valid until the next call. With `convert` false the last
+    /// frame's conversion is reused (a repeated tick of a time-dependent chain).
+    func filter(_ frame: Frame, at time: FrameTime, convert: Bool = true) throws(MediaError) -> RGBImage {
+        if convert || !chain.isTimeDependent || !converted {
+            try timing.measure(.toRGB) { () throws(MediaError) in try toRGB.convert(frame, into: source) }
+            converted = true
+        }
+        // A chain that works in place may change `source` only when nothing will read it again.
+        return timing.measure(.filter) { chain.render(source, at: time, sourceIsScratch: !chain.isTimeDependent) }
     }
+    private var converted = false
 }
 
 /// The chain's RGB picture as one rendition's encoder input: scaled to the rendition's size when
@@ -98,8 +107,17 @@ final class FilterStage: @unchecked Sendable {
     /// The chain's per-pass times, published for progress readers on other threads.
     private let publishedPasses = Mutex<[FilterPassTime]>([])
 
-    init(plan: JobPlan, outputs: [EncodeStage], timing: TimingRecorder) throws(MediaError) {
+    /// Output seconds per pts unit, and whether pts counts ticks (else: a source timestamp).
+    private let timeBase: Double
+    private let constantRate: Bool
+    private var shownFrames = 0
+    /// The last picture shown, for a time-dependent chain to filter again on a repeated tick.
+    private var lastFrame: Frame?
+
+    init(plan: JobPlan, outputs: [EncodeStage], timeBase: Rational, timing: TimingRecorder) throws(MediaError) {
         path = plan.videoPath
+        self.timeBase = timeBase.doubleValue
+        constantRate = plan.timing.isConstantRate
         self.outputs = outputs
         self.timing = timing
         work = Channel(capacity: 2)
@@ -134,6 +152,10 @@ final class FilterStage: @unchecked Sendable {
             case let .show(frame, pts, duration, keyframe):
                 try show(frame, pts: pts, duration: duration, keyframe: keyframe)
             case let .repeatLast(pts, duration):
+                if let frame = lastFrame {
+                    try showRGB(frame, pts: pts, duration: duration, keyframe: false, convert: false)
+                    continue
+                }
                 for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
             }
         }
@@ -156,9 +178,17 @@ final class FilterStage: @unchecked Sendable {
             }
             return
         }
+        try showRGB(frame, pts: pts, duration: duration, keyframe: keyframe, convert: true)
+    }
+
+    private func showRGB(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, convert: Bool) throws {
         if rgb == nil { rgb = try makeRGB() }
         guard let (filter, converters) = rgb else { return }
-        let image = try filter.filter(frame)
+        let time = FrameTime(seconds: Double(pts) * timeBase, frame: constantRate ? Int(pts) : shownFrames,
+                             wallClock: Date().timeIntervalSince1970)
+        shownFrames += 1
+        if filter.isTimeDependent, convert { lastFrame = frame }
+        let image = try filter.filter(frame, at: time, convert: convert)
         let count = filtered.add(1, ordering: .relaxed).newValue
         if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
         for (output, converter) in zip(outputs, converters) {

@@ -57,7 +57,8 @@ public final class Snapshotter {
         let before = upright.render(source)
         let beforeCopy = RGBImage(size: before.size)
         beforeCopy.copyPixels(from: before)
-        let after = chain.render(source)
+        // The chain at the snapshot's time: keyframes, `enable=` and tracks as `run` evaluates them.
+        let after = chain.render(source, at: FrameTime(seconds: seconds, frame: 0))
         let afterCopy = RGBImage(size: after.size)
         afterCopy.copyPixels(from: after)
         return (beforeCopy, afterCopy)

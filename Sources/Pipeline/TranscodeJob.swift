@@ -149,7 +149,7 @@ private final class PlanExecution {
             encoders = [EncodeStage(discardingIn: timeBase, timing: timing, stopDeadline: stopDeadline)]
         }
         self.encoders = encoders
-        filter = try FilterStage(plan: plan, outputs: encoders, timing: timing)
+        filter = try FilterStage(plan: plan, outputs: encoders, timeBase: timeBase, timing: timing)
         reader = ReadStage(demuxer: demuxer, audioStream: plan.audio == .none ? nil : demuxer.audio?.index,
                            capacity: demuxer.isLive ? 8192 : 64, arrivals: arrivals)
         decode = try DecodeStage(demuxer: demuxer, packets: reader.packets, withAudio: plan.audio != .none,

@@ -38,9 +38,11 @@ struct FilterListing: Encodable {
         /// The accepted form, as error messages say it.
         var expected: String
         var summary: String
+        /// Whether the value may be keyframed, `V@T,V@T,…` (linear between keys).
+        var animates: Bool
 
         enum CodingKeys: String, CodingKey {
-            case key, kind, minimum, maximum, choices, positional, expected, summary
+            case key, kind, minimum, maximum, choices, positional, expected, summary, animates
             case defaultValue = "default"
         }
     }
@@ -54,17 +56,25 @@ struct FilterListing: Encodable {
 
     var schema = "livefilter.filters/1"
     var grammar = "chain := filter ('|' filter)*; filter := name arg*; arg := value | key=value"
+    var keyframes = "a number or integer parameter may be written V@T,V@T,… (T: seconds of output time; linear between keys, held before the first and after the last), e.g. sigma=0@0,12@2,12@8,0@10"
+    /// Options every filter takes; region, shape, feather, track and hold only filters that keep the size.
+    var timeline: [Parameter]
     var filters: [Filter]
 
     init(_ definitions: [FilterDefinition]) {
         filters = definitions.map { d in
             Filter(name: d.name, summary: d.summary, parameters: d.parameters.map(Self.parameter), examples: d.examples)
         }
+        timeline = FilterCatalog.timelineParameters.map { p in
+            var out = Self.parameter(p)
+            out.animates = false  // the options themselves are not keyframed
+            return out
+        }
     }
 
     private static func parameter(_ p: ParameterDefinition) -> Parameter {
         var out = Parameter(key: p.key, kind: "", positional: p.positional, defaultValue: p.defaultValue,
-                            expected: p.expected, summary: p.summary)
+                            expected: p.expected, summary: p.summary, animates: p.animates)
         switch p.kind {
         case let .number(range):
             out.kind = "number"
@@ -78,6 +88,7 @@ struct FilterListing: Encodable {
         case .size: out.kind = "size"
         case .color: out.kind = "color"
         case .rectangle: out.kind = "rectangle"
+        case .text: out.kind = "text"
         }
         return out
     }
@@ -85,8 +96,12 @@ struct FilterListing: Encodable {
     /// One block per filter: name and summary, a row per parameter (key, how it may be written,
     /// the accepted values, the default, what it does), then examples.
     var text: String {
-        var lines = ["Chain grammar: " + grammar, "Positional values may be written without key=, in the order listed.", ""]
-        for f in filters {
+        var lines = ["Chain grammar: " + grammar, "Positional values may be written without key=, in the order listed.",
+                     "Keyframes: " + keyframes + ".", ""]
+        let all = filters + [Filter(name: "every filter", summary: "a timeline; region= … hold= only for filters that keep the picture's size",
+                                    parameters: timeline, examples: ["invert enable=2-4", "blur sigma=0@0,12@2 region=10%,10%,30%,30% shape=ellipse feather=16",
+                                                                     "pixelate size=24 track=plates.csv hold=0.5"])]
+        for f in all {
             lines.append("\(f.name) — \(f.summary)")
             let keyWidth = max(5, f.parameters.map { $0.key.count + 2 }.max() ?? 0)
             let expectedWidth = f.parameters.map(\.expected.count).max() ?? 0
@@ -96,7 +111,7 @@ struct FilterListing: Encodable {
                 var row = "  " + key.padding(toLength: keyWidth + 3, withPad: " ", startingAt: 0)
                 row += p.expected.padding(toLength: expectedWidth + 2, withPad: " ", startingAt: 0)
                 row += "default " + (p.defaultValue ?? "none").padding(toLength: defaultWidth + 2, withPad: " ", startingAt: 0)
-                row += p.summary
+                row += p.summary + (p.animates ? " (keyframes)" : "")
                 lines.append(row)
             }
             lines.append("  examples: " + f.examples.joined(separator: "  ·  "))

@@ -50,7 +50,10 @@ import Testing
     }
 
     @Test func invalidSigmaAndRegionAreRejected() {
-        #expect(throws: FilterError.self) { try GaussianBlur(sigma: 0.1).outputSize(for: FrameSize(64, 64)) }
+        #expect(throws: FilterError.self) { try GaussianBlur(sigma: -0.1).outputSize(for: FrameSize(64, 64)) }
+        #expect((try? GaussianBlur(sigma: 0).outputSize(for: FrameSize(64, 64))) == FrameSize(64, 64), "sigma 0 is no blur")
+        let image = Images.natural(64, 48)
+        #expect((try? render(GaussianBlur(sigma: 0), image))?.packedBytes() == image.packedBytes(), "sigma 0 leaves the picture")
         #expect(throws: FilterError.self) { try GaussianBlur(sigma: 101).outputSize(for: FrameSize(64, 64)) }
         #expect(throws: FilterError.self) {
             try GaussianBlur(sigma: 2, region: PixelRect(x: 60, y: 0, width: 10, height: 10)).outputSize(for: FrameSize(64, 64))

@@ -39,7 +39,7 @@ import Testing
         """
         let chain = try FilterChain(parsingFile: text)
         #expect(chain.description == "scale max=1280 | blur sigma=12 x=10 y=20 w=200 h=100 | rotate 90")
-        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale"]))) {
+        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale", "fade", "eq"]))) {
             try FilterChain(parsingFile: "# c\nmirror\nblurr 3\n")
         }
     }
@@ -47,8 +47,8 @@ import Testing
     @Test(arguments: [
         ("blurr 3", "blurr", "blur, rotate, mirror, scale, crop"),
         ("blur sigma=6 radius=3", "radius", "sigma, x, y, w, h"),
-        ("blur 0.1", "0.1", "0.3…100"),
-        ("blur sigma=200", "200", "0.3…100"),
+        ("blur -1", "-1", "0…100"),
+        ("blur sigma=200", "200", "0…100"),
         ("rotate 33 sideways", "sideways", "expand|keep"),
         ("rotate 10 fill=red", "red", "#RRGGBB"),
         ("mirror diagonal", "diagonal", "horizontal|vertical"),
@@ -68,7 +68,7 @@ import Testing
     }
 
     @Test func typedErrors() {
-        #expect(throws: ChainSyntaxError.unknownKey(filter: "mirror", key: "side", validKeys: ["axis"])) {
+        #expect(throws: ChainSyntaxError.unknownKey(filter: "mirror", key: "side", validKeys: ["axis", "enable", "region", "shape", "feather", "track", "hold"])) {
             try FilterChain(parsing: "mirror side=left")
         }
         #expect(throws: ChainSyntaxError.self) { try FilterChain(parsing: "scale 640x360 width=320") }
@@ -78,7 +78,7 @@ import Testing
     }
 
     @Test func catalogDescribesEveryFilter() {
-        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale"])
+        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale", "fade", "eq"])
         for definition in FilterCatalog.definitions {
             // A filter may take no parameter (invert), never no summary.
             #expect(!definition.summary.isEmpty && (!definition.parameters.isEmpty || definition.name == "invert"))

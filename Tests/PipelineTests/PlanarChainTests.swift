@@ -53,6 +53,8 @@ struct PlanarChainTests {
         // Blur and scale fused into one pass (BlurAndScale), turned or not, down and up.
         "blur sigma=6 | scale 854x480", "blur sigma=8 | rotate 90 | mirror | scale fit=360x640",
         "blur sigma=6 | scale 1920x1080 method=bilinear", "blur sigma=12 | scale 640x360 method=area",
+        // eq: a table per plane (libavfilter's eq), against the RGB eq.
+        "eq brightness=0.06 saturation=1.3", "blur sigma=3 | eq contrast=1.2 gamma=0.9 | rotate 90",
     ].map { try! FilterChain(parsing: $0) }
 
     @Test(arguments: chains)

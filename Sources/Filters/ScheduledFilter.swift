@@ -1,0 +1,237 @@
+/// A catalog filter with a timeline: `enable=` ranges, keyframed numeric parameters
+/// (`sigma=0@0,12@2`), and for filters that keep the size a region (`region=`, `shape=`,
+/// `feather=`) or boxes over time (`track=FILE`, `hold=`). The grammar makes one when a filter is
+/// written with any of these; everything else is the plain filter.
+public struct ScheduledFilter: Filter, TimeVaryingFilter {
+    /// The options every filter accepts, on top of its own parameters.
+    public struct Options: Sendable {
+        public var enable: EnableRanges?
+        public var region: RegionSpec?
+        public var track: Track?
+        public var shape: RegionShape = .rect
+        public var feather = 0
+
+        var confined: Bool { region != nil || track != nil }
+        var empty: Bool { enable == nil && !confined }
+    }
+
+    let definition: FilterDefinition
+    /// Every parameter's value at time zero (a keyframed one: its first key).
+    let values: [String: ParameterValue]
+    let animated: [String: Keyframes]
+    /// The arguments as written, `key=text`, for `description`.
+    let spelled: [String]
+    public let options: Options
+
+    init(definition: FilterDefinition, values: [String: ParameterValue], animated: [String: Keyframes],
+         spelled: [String], options: Options) throws(ChainSyntaxError) {
+        (self.definition, self.values, self.animated, self.spelled, self.options) = (definition, values, animated, spelled, options)
+        // Every keyframe's value must build (the parser checked ranges; this checks combinations).
+        _ = try definition.build(values)
+        for (key, frames) in animated {
+            for sample in frames.samples {
+                var v = values
+                v[key] = Self.value(sample, like: values[key])
+                _ = try definition.build(v)
+            }
+        }
+    }
+
+    public var name: String { definition.name }
+    public var description: String { ([definition.name] + spelled).joined(separator: " ") }
+    /// Whether the picture can change from one frame to the next with the same input.
+    public var isTimeDependent: Bool {
+        !animated.isEmpty || options.enable != nil || options.track != nil
+            || (build(values) as? any TimeVaryingFilter)?.isTimeDependent == true
+    }
+
+    /// The parameters at `seconds` of output time.
+    func values(at seconds: Double) -> [String: ParameterValue] {
+        guard !animated.isEmpty else { return values }
+        var out = values
+        for (key, frames) in animated { out[key] = Self.value(frames.value(at: seconds), like: values[key]) }
+        return out
+    }
+
+    static func value(_ number: Double, like existing: ParameterValue?) -> ParameterValue {
+        if case .integer = existing { return .integer(Int(number.rounded())) }
+        return .number(number)
+    }
+
+    func build(_ values: [String: ParameterValue]) -> (any Filter)? {
+        try? definition.build(values)
+    }
+
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        guard let filter = build(values) else { throw .invalidGeometry(filter: name, reason: "its parameters do not build") }
+        let size = try filter.outputSize(for: input)
+        for (key, frames) in animated {
+            for sample in frames.samples {
+                var v = values
+                v[key] = Self.value(sample, like: values[key])
+                guard let other = build(v) else { continue }
+                let changed = try other.outputSize(for: input)
+                if changed != size {
+                    throw .invalidGeometry(filter: name, reason: "keyframed \(key) changes the picture's size (\(size) at one key, \(changed) at another); only parameters that keep the size can be keyframed")
+                }
+            }
+        }
+        if !options.empty, size != input {
+            throw .invalidGeometry(filter: name, reason: "enable=, region= and track= need a filter that keeps the picture's size; this one makes \(size) of \(input)")
+        }
+        if let region = options.region {
+            let rect = region.rect(in: input)
+            if Box(x: Double(rect.x), y: Double(rect.y), width: Double(rect.width), height: Double(rect.height)).covered(in: input) == nil || rect.width == 0 || rect.height == 0 {
+                throw .invalidGeometry(filter: name, reason: "region=\(region) is empty or outside the \(input) picture")
+            }
+        }
+        return size
+    }
+
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        let size = try outputSize(for: input)
+        if options.confined { return RegionRenderer(filter: self, size: input) }
+        return ScheduledRenderer(filter: self, inputSize: input, outputSize: size)
+    }
+}
+
+/// Renderers of one filter at the parameter values seen lately: a keyframed parameter makes a new
+/// renderer only when its value changes, and the few most recent are kept for values that come back.
+private final class RendererCache {
+    struct Entry {
+        var values: [String: ParameterValue]
+        var size: FrameSize
+        var filter: any Filter
+        var renderer: any FilterRenderer
+        /// A region's work area, in and out (region renderers only).
+        var input: RGBImage?
+        var output: RGBImage?
+    }
+
+    private var entries: [Entry] = []
+    private let capacity: Int
+    private let definition: ScheduledFilter
+
+    init(_ filter: ScheduledFilter, capacity: Int) {
+        definition = filter
+        self.capacity = capacity
+    }
+
+    func entry(_ values: [String: ParameterValue], size: FrameSize, withImages: Bool = false) -> Entry? {
+        if let i = entries.lastIndex(where: { $0.size == size && $0.values == values }) {
+            let hit = entries.remove(at: i)
+            entries.append(hit)
+            return hit
+        }
+        guard let filter = definition.build(values), let renderer = try? filter.makeRenderer(for: size) else { return nil }
+        let entry = Entry(values: values, size: size, filter: filter, renderer: renderer,
+                          input: withImages ? RGBImage(size: size) : nil, output: withImages ? RGBImage(size: renderer.outputSize) : nil)
+        if entries.count == capacity { entries.removeFirst() }
+        entries.append(entry)
+        return entry
+    }
+}
+
+extension FilterRenderer {
+    /// With the time when the renderer wants it.
+    func render(_ source: RGBImage, into destination: RGBImage, time: FrameTime) {
+        if let timed = self as? any TimedFilterRenderer {
+            timed.render(source, into: destination, at: time)
+        } else {
+            render(source, into: destination)
+        }
+    }
+}
+
+/// A whole-picture filter with `enable=` or keyframed parameters.
+private final class ScheduledRenderer: TimedFilterRenderer {
+    let inputSize: FrameSize
+    let outputSize: FrameSize
+    private let filter: ScheduledFilter
+    private let cache: RendererCache
+
+    init(filter: ScheduledFilter, inputSize: FrameSize, outputSize: FrameSize) {
+        (self.filter, self.inputSize, self.outputSize) = (filter, inputSize, outputSize)
+        cache = RendererCache(filter, capacity: 4)
+    }
+
+    func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
+
+    func render(_ source: RGBImage, into destination: RGBImage, at time: FrameTime) {
+        if let enable = filter.options.enable, !enable.contains(time.seconds) {
+            destination.copyPixels(from: source)
+            return
+        }
+        guard let entry = cache.entry(filter.values(at: time.seconds), size: inputSize) else {
+            destination.copyPixels(from: source)
+            return
+        }
+        entry.renderer.render(source, into: destination, time: time)
+    }
+}
+
+/// A filter confined to a region or to a track's boxes: each box is filtered with its context (the
+/// filter's reach) and blended back through the region's mask, in place. Cost follows the boxes'
+/// area, not the frame's.
+private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let filter: ScheduledFilter
+    private let cache: RendererCache
+    private let mask: RegionMask
+    private let fixedBox: PixelRect?
+
+    init(filter: ScheduledFilter, size: FrameSize) {
+        (self.filter, inputSize) = (filter, size)
+        cache = RendererCache(filter, capacity: 8)
+        mask = RegionMask(shape: filter.options.shape, feather: filter.options.feather)
+        fixedBox = filter.options.region.flatMap { region in
+            let r = region.rect(in: size)
+            return Box(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)).covered(in: size)
+        }
+    }
+
+    func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
+
+    func render(_ source: RGBImage, into destination: RGBImage, at time: FrameTime) {
+        destination.copyPixels(from: source)
+        renderInPlace(destination, at: time)
+    }
+
+    func renderInPlace(_ image: RGBImage, at time: FrameTime) {
+        if let enable = filter.options.enable, !enable.contains(time.seconds) { return }
+        let boxes: [PixelRect]
+        if let track = filter.options.track {
+            boxes = track.boxes(at: time.seconds).compactMap { $0.covered(in: inputSize) }
+        } else {
+            boxes = fixedBox.map { [$0] } ?? []
+        }
+        guard !boxes.isEmpty, let probe = filter.build(filter.values(at: time.seconds)) else { return }
+        let values = filter.values(at: time.seconds)
+        let regional = probe as? any RegionalFilter
+        let reach = regional?.regionReach ?? 0, alignment = max(1, regional?.regionAlignment ?? 1)
+        for box in boxes {
+            let extent = mask.extent(of: box, in: inputSize)
+            var work = extent.expanded(by: reach, within: inputSize).aligned(to: alignment, within: inputSize)
+            if alignment == 1 { work = quantized(work) }
+            guard let entry = cache.entry(values, size: work.size, withImages: true),
+                  let input = entry.input, let output = entry.output else { continue }
+            for y in 0..<work.height {
+                input.row(y).update(from: image.row(work.y + y) + work.x * 3, count: work.width * 3)
+            }
+            entry.renderer.render(input, into: output, time: time)
+            mask.composite(output, work: work, into: image, box: box)
+        }
+    }
+
+    /// Work areas rounded up to multiples of 32 (moved inwards at the picture's edge), so a box that
+    /// grows or shrinks a little reuses its renderer.
+    private func quantized(_ work: PixelRect) -> PixelRect {
+        func fit(_ start: Int, _ length: Int, _ extent: Int) -> (Int, Int) {
+            let rounded = min(extent, (length + 31) / 32 * 32)
+            return (min(start, extent - rounded), rounded)
+        }
+        let (x, w) = fit(work.x, work.width, inputSize.width), (y, h) = fit(work.y, work.height, inputSize.height)
+        return PixelRect(x: x, y: y, width: w, height: h)
+    }
+}
