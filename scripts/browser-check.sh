@@ -2,7 +2,7 @@
 # Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
 # that its clock advances.
 #
-#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart]
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control]
 #
 # 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
 # 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8` (with --shards N: split into
@@ -17,6 +17,10 @@
 #    and the page's live chart is checked too: at least 5 samples from /status, then a screenshot of
 #    the chart (saved as $CHART_PNG, default /tmp/livefilter-chart.png) must show the fps and latency
 #    lines in their colours; prints `browser-check: chart {...}`.
+# --live-control: as --live-chart, with `--control` on the same port: the page's chain panel must list
+#    the chain's numeric parameters as sliders; the check moves the first slider as a user would
+#    (an input event), and passes when PUT /chain answered "applied at tick N" and GET /chain shows
+#    the new value; prints `browser-check: control {...}`.
 #
 # Exit 0 played, 1 did not play (the samples are printed), 77 skipped (no chromium and --no-install,
 # or no python3). LIVEFILTER_BIN picks the binary (default: a release build in .build).
@@ -29,6 +33,7 @@ input="$root/samples/landscape.mp4"
 chain="mirror | blur 2"
 shards=0
 chart=0
+control=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-install) install=0 ;;
@@ -37,7 +42,8 @@ while [[ $# -gt 0 ]]; do
         --chain) chain="$2"; shift ;;
         --shards) shards="$2"; shift ;;
         --live-chart) chart=1 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        --live-control) chart=1; control=1 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -72,8 +78,10 @@ trap cleanup EXIT
 mkdir "$work/hls"
 if [[ "$chart" -eq 1 ]]; then
     ffmpeg -v error -f lavfi -i testsrc2=size=640x360:rate=30 -t 30 -c:v libx264 -preset ultrafast -g 30 -pix_fmt yuv420p "$work/clip.mp4"
+    control_args=()
+    if [[ "$control" -eq 1 ]]; then control_args=(--control 127.0.0.1:0); fi
     "$bin" run "$work/clip.mp4" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --realtime \
-        --serve 127.0.0.1:0 --serve-after --quiet >"$work/serve.log" 2>&1 &
+        --serve 127.0.0.1:0 --serve-after "${control_args[@]}" --quiet >"$work/serve.log" 2>&1 &
     server_pid=$!
 elif [[ "$shards" -gt 0 ]]; then
     "$bin" plan "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --shards "$shards" --plan "$work/plan.json" >/dev/null 2>&1
@@ -99,11 +107,11 @@ if [[ -z "$url" ]]; then say "FAILED: livefilter serve did not start: $(cat "$wo
 status=0
 say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seconds}s"
 CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 40))" \
-    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" <<'PY' || status=$?
-import base64, json, os, select, signal, struct, subprocess, sys, time, zlib
+    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" <<'PY' || status=$?
+import base64, json, os, select, signal, struct, subprocess, sys, time, urllib.request, zlib
 
 url, seconds, profile = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-want_chart, chart_png = sys.argv[4] == "1", sys.argv[5]
+want_chart, chart_png, want_control = sys.argv[4] == "1", sys.argv[5], sys.argv[6] == "1"
 
 def png_pixels(data):
     """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG, as Chromium writes them."""
@@ -213,6 +221,29 @@ try:
                  "dropped_pixels": count_near(rows, (0xef, 0x53, 0x50)), "frames": samples[-1].get("frames"),
                  "status": (samples[-1].get("status") or {}).get("phase")}
         print("browser-check: chart " + json.dumps(chart))
+    if ok and want_control:
+        # Move the first slider as a user would: set its value, fire 'input'; the page PUTs FILTER.key=value.
+        ok = False
+        moved = call("Runtime.evaluate", {"expression": """(() => {
+            const s = document.querySelector('#sliders input[type=range]');
+            if (!s) return null;
+            s.value = String(Math.min(Number(s.max), Number(s.value) + 7));
+            s.dispatchEvent(new Event('input'));
+            return JSON.stringify({key: s.dataset.key, value: s.value, sliders: document.querySelectorAll('#sliders input').length});
+        })()""", "returnByValue": True}, session)["result"].get("value")
+        reply = None
+        if moved:
+            moved = json.loads(moved)
+            for _ in range(40):
+                time.sleep(0.25)
+                reply = json.loads(call("Runtime.evaluate", {"expression": "JSON.stringify(window.livefilterStats.chainReply || null)",
+                                                             "returnByValue": True}, session)["result"].get("value") or "null")
+                if reply: break
+        served = json.loads(urllib.request.urlopen(url + "chain?format=json", timeout=5).read())
+        value = served["parameters"][0]["value"] if served.get("parameters") else None
+        ok = bool(moved and reply and reply.get("status") == 200 and reply.get("message", "").startswith("applied at tick")
+                  and value is not None and abs(value - float(moved["value"])) < 0.01)
+        print("browser-check: control " + json.dumps({"moved": moved, "reply": reply, "chain": served.get("chain"), "ok": ok}))
     try: call("Browser.close", timeout=5)
     except Exception: pass
 except Exception as error:

@@ -294,6 +294,24 @@ public enum FilterCatalog {
 
     /// Parses one filter from its whitespace-separated tokens.
     static func parseFilter(_ tokens: [Substring]) throws(ChainSyntaxError) -> any Filter {
+        let parsed = try arguments(tokens)
+        guard !parsed.timeline.isEmpty || !parsed.animated.isEmpty else { return try parsed.definition.build(parsed.values) }
+        let options = try timelineOptions(parsed.timeline, filter: parsed.definition.name)
+        return try ScheduledFilter(definition: parsed.definition, values: parsed.values, animated: parsed.animated,
+                                   spelled: parsed.spelled, options: options)
+    }
+
+    /// One filter's arguments, checked and assigned to their keys.
+    struct Arguments {
+        var definition: FilterDefinition
+        var values: [String: ParameterValue] = [:]
+        var animated: [String: Keyframes] = [:]
+        var timeline: [String: String] = [:]
+        /// Every argument as `key=text`, in the order written (positional values with their key).
+        var spelled: [String] = []
+    }
+
+    static func arguments(_ tokens: [Substring]) throws(ChainSyntaxError) -> Arguments {
         let name = String(tokens[0])
         guard let definition = definition(named: name) else {
             throw .unknownFilter(name: name, validNames: definitions.map(\.name))
@@ -361,9 +379,7 @@ public enum FilterCatalog {
                 spelled.append("\(parameter.key)=\(text)")
             }
         }
-        guard !timeline.isEmpty || !animated.isEmpty else { return try definition.build(values) }
-        let options = try timelineOptions(timeline, filter: name)
-        return try ScheduledFilter(definition: definition, values: values, animated: animated, spelled: spelled, options: options)
+        return Arguments(definition: definition, values: values, animated: animated, timeline: timeline, spelled: spelled)
     }
 
     private static func timelineOptions(_ text: [String: String], filter name: String) throws(ChainSyntaxError) -> ScheduledFilter.Options {

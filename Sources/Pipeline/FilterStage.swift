@@ -1,4 +1,5 @@
 import Filters
+import Logging
 import Foundation
 import MediaIO
 import Synchronization
@@ -92,49 +93,61 @@ final class RenditionConverter {
 
 /// The filter stage: runs the plan's video path on each new picture and hands every rendition's
 /// encode stage its input. The chain runs once per picture; each rendition scales from its result.
+/// A live chain change (`ChainControl`) is taken between two pictures: every picture is filtered
+/// wholly by one chain.
 final class FilterStage: @unchecked Sendable {
     let work: Channel<FilterWork>
-    private let path: VideoPath
+    private var path: VideoPath
+    private let plan: JobPlan
     private let outputs: [EncodeStage]
     /// The RGB chain and each rendition's converter. On the planar path they are made only if a
     /// frame needs them (a mid-stream change of format or size): unused, they are 20–30 MB at 1080p.
     private var rgb: (filter: FrameFilter, converters: [RenditionConverter])?
-    private let makeRGB: () throws(MediaError) -> (filter: FrameFilter, converters: [RenditionConverter])
-    private let planar: PlanarFrameFilter?
+    private var planar: PlanarFrameFilter?
+    /// The chain as run (orientation fix, the user's chain, alignment).
+    private var chain: FilterChain
     private let timing: TimingRecorder
     private let filtered = Atomic<Int>(0)
     private let planarFrames = Atomic<Int>(0)
     /// The chain's per-pass times, published for progress readers on other threads.
     private let publishedPasses = Mutex<[FilterPassTime]>([])
-
     /// Output seconds per pts unit, and whether pts counts ticks (else: a source timestamp).
     private let timeBase: Double
     private let constantRate: Bool
     private var shownFrames = 0
-    /// The last picture shown, for a time-dependent chain to filter again on a repeated tick.
+    /// The last picture shown, kept when a repeated tick may need it filtered again (a chain that
+    /// changes with time, or one that can be changed live).
     private var lastFrame: Frame?
+    private let control: ChainControl?
+    private let changes = Mutex<[ChainControl.Applied]>([])
+    private let log: Logger
 
-    init(plan: JobPlan, outputs: [EncodeStage], timeBase: Rational, timing: TimingRecorder) throws(MediaError) {
+    init(plan: JobPlan, outputs: [EncodeStage], timeBase: Rational, control: ChainControl? = nil,
+         log: Logger = Logger(label: "livefilter.pipeline"), timing: TimingRecorder) throws(MediaError) {
+        self.plan = plan
         path = plan.videoPath
+        chain = plan.geometry.chain
         self.timeBase = timeBase.doubleValue
         constantRate = plan.timing.isConstantRate
         self.outputs = outputs
         self.timing = timing
+        self.control = control
+        self.log = log
         work = Channel(capacity: 2)
-        let video = plan.input.video
-        planar = path == .planar ? PlanarFrameFilter(chain: plan.geometry.chain, inputSize: video.size, color: plan.color) : nil
+        planar = path == .planar ? PlanarFrameFilter(chain: chain, inputSize: plan.input.video.size, color: plan.color) : nil
         planar?.renderer.measuresPasses = true
-        makeRGB = { () throws(MediaError) in
-            let filter = try FrameFilter(video: video, chain: plan.geometry.chain, assumedMatrix: plan.color.matrix, timing: timing)
-            let converters = try plan.renditions.map { rendition throws(MediaError) in
-                try RenditionConverter(size: rendition.size, chainOutputSize: plan.geometry.chainOutputSize,
-                                       rgbEncoder: plan.container.isImageSequence, color: plan.color, timing: timing)
-            }
-            return (filter, converters)
-        }
         // The RGB path's settings are checked here, at start-up; the planar path keeps the RGB chain
         // in reserve for frames that change format or size mid-stream.
-        if path == .rgbChain || (path == .planar && planar == nil) { rgb = try makeRGB() }
+        if path == .rgbChain || (path == .planar && planar == nil) { rgb = try makeRGB(chain) }
+    }
+
+    private func makeRGB(_ chain: FilterChain) throws(MediaError) -> (filter: FrameFilter, converters: [RenditionConverter]) {
+        let filter = try FrameFilter(video: plan.input.video, chain: chain, assumedMatrix: plan.color.matrix, timing: timing)
+        let converters = try plan.renditions.map { rendition throws(MediaError) in
+            try RenditionConverter(size: rendition.size, chainOutputSize: plan.geometry.chainOutputSize,
+                                   rgbEncoder: plan.container.isImageSequence, color: plan.color, timing: timing)
+        }
+        return (filter, converters)
     }
 
     func start(in group: StageGroup) {
@@ -150,10 +163,13 @@ final class FilterStage: @unchecked Sendable {
         while let item = try work.receive() {
             switch item {
             case let .show(frame, pts, duration, keyframe):
+                takeChainChange(at: pts)
                 try show(frame, pts: pts, duration: duration, keyframe: keyframe)
             case let .repeatLast(pts, duration):
-                if let frame = lastFrame {
-                    try showRGB(frame, pts: pts, duration: duration, keyframe: false, convert: false)
+                let changed = takeChainChange(at: pts)
+                if let frame = lastFrame, changed || rgbChainVaries {
+                    // The same input picture, filtered again: by the new chain, or at this tick's time.
+                    try show(frame, pts: pts, duration: duration, keyframe: false, reconvert: changed)
                     continue
                 }
                 for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
@@ -161,7 +177,36 @@ final class FilterStage: @unchecked Sendable {
         }
     }
 
-    private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool) throws {
+    private var rgbChainVaries: Bool { path == .rgbChain && rgb?.filter.isTimeDependent == true }
+
+    /// Applies a waiting chain change before the picture of tick `pts`; whether there was one.
+    @discardableResult
+    private func takeChainChange(at pts: Int64) -> Bool {
+        guard let control, let pending = control.take() else { return false }
+        let path = plan.videoPath(for: pending.geometry)
+        do {
+            var planar: PlanarFrameFilter?
+            if path == .planar {
+                planar = PlanarFrameFilter(chain: pending.geometry.chain, inputSize: plan.input.video.size, color: plan.color)
+                planar?.renderer.measuresPasses = true
+            }
+            // The RGB chain too when it runs there, or stands in for frames the planes do not take.
+            let rgb = try makeRGB(pending.geometry.chain)
+            (self.planar, self.rgb, self.chain) = (planar, rgb, pending.geometry.chain)
+            self.path = planar == nil ? .rgbChain : .planar
+            let seconds = Double(pts) * timeBase
+            control.applied(pending, tick: Int(pts), seconds: seconds)
+            changes.withLock { $0 = control.history }
+            log.notice("chain changed", metadata: ["tick": "\(pts)", "seconds": "\(seconds)", "chain": "\(pending.chain)",
+                                                   "path": "\(self.path)"])
+        } catch {
+            pending.reply(.failure(.changesGeometry("the new chain could not be set up: \(error)")))
+        }
+        return true
+    }
+
+    private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
+        if control != nil || rgbChainVaries || rgb?.filter.isTimeDependent == true { lastFrame = frame }
         if path == .passthrough {
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
@@ -169,7 +214,7 @@ final class FilterStage: @unchecked Sendable {
             for output in outputs { try output.input.send(.picture(input, remember: input, pts: pts, duration: duration, keyframe: keyframe)) }
             return
         }
-        if let planar, planar.accepts(frame) {
+        if path == .planar, let planar, planar.accepts(frame) {
             let result = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame) }
             let count = planarFrames.add(1, ordering: .relaxed).newValue
             if count % 8 == 1 { publishedPasses.withLock { $0 = planarPasses(planar) } }
@@ -178,16 +223,15 @@ final class FilterStage: @unchecked Sendable {
             }
             return
         }
-        try showRGB(frame, pts: pts, duration: duration, keyframe: keyframe, convert: true)
+        try showRGB(frame, pts: pts, duration: duration, keyframe: keyframe, convert: reconvert)
     }
 
     private func showRGB(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, convert: Bool) throws {
-        if rgb == nil { rgb = try makeRGB() }
+        if rgb == nil { rgb = try makeRGB(chain) }
         guard let (filter, converters) = rgb else { return }
         let time = FrameTime(seconds: Double(pts) * timeBase, frame: constantRate ? Int(pts) : shownFrames,
                              wallClock: Date().timeIntervalSince1970)
         shownFrames += 1
-        if filter.isTimeDependent, convert { lastFrame = frame }
         let image = try filter.filter(frame, at: time, convert: convert)
         let count = filtered.add(1, ordering: .relaxed).newValue
         if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
@@ -197,12 +241,12 @@ final class FilterStage: @unchecked Sendable {
         }
     }
 
-    /// Pictures that went through the chain, on RGB or on the planes.
-    var framesFiltered: Int { filtered.load(ordering: .relaxed) + planarFrames.load(ordering: .relaxed) }
     /// Pictures that went through the chain, on RGB or on the planes (progress counts these).
-    var framesThroughChain: Int { filtered.load(ordering: .relaxed) + planarFrames.load(ordering: .relaxed) }
+    var framesFiltered: Int { filtered.load(ordering: .relaxed) + planarFrames.load(ordering: .relaxed) }
     /// Per-pass times as last published (exact once the stage has ended and `publishFinalPasses` ran).
     var passes: [FilterPassTime] { publishedPasses.withLock { $0 } }
+    /// Live chain changes applied so far.
+    var chainChanges: [ChainControl.Applied] { changes.withLock { $0 } }
 
     private func publishFinalPasses() {
         if let planar, planarFrames.load(ordering: .relaxed) > 0 {

@@ -40,6 +40,9 @@ public struct JobConfiguration: Sendable {
     public var keyframesAtSource = false
     /// Run the chain on RGB pictures even where it would give the same picture on the YUV planes.
     public var exactRGB = false
+    /// The chain may change while the job runs (`TranscodeJob.chainControl`): the picture is always
+    /// filtered, never passed through, so a change can take effect at any tick.
+    public var chainControl = false
     /// On a live input, skip ahead (dropping frames) when the output falls this far behind the live edge.
     public var maxLatency: Duration = .seconds(10)
     /// HLS output settings (for a `.m3u8` output).
@@ -176,6 +179,8 @@ public struct JobSummary: Sendable {
     public var filterPasses: [FilterPassTime] = []
     public var framesWritten = 0
     public var framesFiltered = 0
+    /// Live chain changes, in the order they took effect (`ChainControl`).
+    public var chainChanges: [ChainControl.Applied] = []
     public var framesDropped = 0
     public var framesRepeated = 0
     /// A shard's frames decoded from its keyframe only to reach its first picture.

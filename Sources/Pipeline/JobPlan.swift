@@ -214,19 +214,27 @@ public struct JobPlan: Sendable {
         }
         self.renditions = renditions
         videoPath = Self.videoPath(video: video, geometry: geometry, renditions: renditions,
-                                   imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB)
+                                   imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB,
+                                   controlled: configuration.chainControl)
         audio = container.isImageSequence || container == .null ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
+    }
+
+    /// The path for `geometry` (a live chain change), by the same rule as the plan's.
+    func videoPath(for geometry: OutputGeometry) -> VideoPath {
+        Self.videoPath(video: input.video, geometry: geometry, renditions: renditions, imageSequence: container.isImageSequence,
+                       exactRGB: configuration.exactRGB, controlled: configuration.chainControl)
     }
 
     /// The cheapest path that gives the chain's picture: no conversion at all when nothing changes
     /// the picture, the chain on the decoded planes when every filter in it allows, else the RGB chain.
     static func videoPath(video: VideoStreamInfo, geometry: OutputGeometry, renditions: [RenditionPlan],
-                          imageSequence: Bool, exactRGB: Bool = false) -> VideoPath {
+                          imageSequence: Bool, exactRGB: Bool = false, controlled: Bool = false) -> VideoPath {
         // PNG frames are RGB; anything but limited-range 4:2:0 goes through the converter.
         guard !imageSequence, video.decodesToLimitedRange420 else { return .rgbChain }
         // Every rendition must take the chain's picture as it is (a ladder scales in RGB).
         guard renditions.allSatisfy({ $0.size == geometry.encodeSize }) else { return .rgbChain }
-        if geometry.chain.isEmpty, geometry.encodeSize == video.size { return .passthrough }
+        // A chain that may change live is never passed through: an empty chain is a copy on the planes.
+        if geometry.chain.isEmpty, geometry.encodeSize == video.size, !controlled { return .passthrough }
         if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
            PlanarChainRenderer.supports(geometry.chain, inputSize: video.size) {
             return .planar

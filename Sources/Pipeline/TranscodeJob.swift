@@ -14,6 +14,8 @@ public final class TranscodeJob {
     public let demuxer: Demuxer
     /// Every decision of the run, made once.
     public let plan: JobPlan
+    /// Changes the chain while the job runs; nil unless `JobConfiguration.chainControl` is set.
+    public let chainControl: ChainControl?
 
     public init(configuration: JobConfiguration) throws(JobError) {
         do {
@@ -28,6 +30,7 @@ public final class TranscodeJob {
         let facts = InputFacts(url: configuration.input, video: video, audio: demuxer.audio, isLive: demuxer.isLive,
                                duration: demuxer.duration, videoBitRate: bitRate)
         plan = try JobPlan(configuration: configuration, input: facts)
+        chainControl = configuration.chainControl ? ChainControl(plan: plan) : nil
     }
 
     /// Runs to the end of the input, or until `shouldStop` says so (then the output is finished
@@ -44,7 +47,8 @@ public final class TranscodeJob {
                                    "path": "\(plan.videoPath)", "live": "\(demuxer.isLive)",
                                    "size": "\(plan.geometry.encodeSize.width)x\(plan.geometry.encodeSize.height)"])
         do {
-            let execution = try PlanExecution(plan: plan, demuxer: demuxer, log: log)
+            defer { chainControl?.end() }
+            let execution = try PlanExecution(plan: plan, demuxer: demuxer, control: chainControl, log: log)
             summary = try await execution.run(progress: progress, shouldStop: shouldStop, abandon: abandon, quickStop: quickStop)
             log.info("finished", metadata: ["frames": "\(summary.framesWritten)", "bytes": "\(summary.bytes)",
                                             "seconds": "\(summary.wallTime)", "interrupted": "\(summary.interrupted)"])
@@ -109,7 +113,7 @@ private final class PlanExecution {
 
     let log: Logger
 
-    init(plan: JobPlan, demuxer: Demuxer, log: Logger) throws(MediaError) {
+    init(plan: JobPlan, demuxer: Demuxer, control: ChainControl?, log: Logger) throws(MediaError) {
         self.plan = plan
         self.log = log
         self.demuxer = demuxer
@@ -149,7 +153,7 @@ private final class PlanExecution {
             encoders = [EncodeStage(discardingIn: timeBase, timing: timing, stopDeadline: stopDeadline)]
         }
         self.encoders = encoders
-        filter = try FilterStage(plan: plan, outputs: encoders, timeBase: timeBase, timing: timing)
+        filter = try FilterStage(plan: plan, outputs: encoders, timeBase: timeBase, control: control, log: log, timing: timing)
         reader = ReadStage(demuxer: demuxer, audioStream: plan.audio == .none ? nil : demuxer.audio?.index,
                            capacity: demuxer.isLive ? 8192 : 64, arrivals: arrivals)
         decode = try DecodeStage(demuxer: demuxer, packets: reader.packets, withAudio: plan.audio != .none,
@@ -338,6 +342,7 @@ private final class PlanExecution {
         summary.framesDecoded = decode.framesDecoded
         summary.framesWritten = encoders[0].framesWritten
         summary.framesFiltered = filter.framesFiltered
+        summary.chainChanges = filter.chainChanges
         summary.decodeErrors = decode.decodeErrors + (audio?.decodeErrors ?? 0)
         summary.duration = encoders[0].duration
         if let ticks = summary.ticks {
@@ -368,7 +373,7 @@ private final class PlanExecution {
         p.phase = force ? (summary.interrupted ? .interrupted : .finished) : .running
         p.ticks = ticksShown
         p.repeated = ticksRepeated
-        p.filtered = filter.framesThroughChain
+        p.filtered = filter.framesFiltered
         p.dropped = plan.timing.isConstantRate ? max(0, decoded - (ticksShown - ticksRepeated) - 1) : summary.framesDropped
         if force, let t = summary.ticks { p.dropped = t.droppedFrames; p.repeated = t.repeatedTicks }
         p.bytes = force ? summary.bytes : outputs.bytesWritten

@@ -1,9 +1,11 @@
 /// The player page: native HLS in a `<video>` element (Safari, Chromium), with playback statistics a
 /// headless browser check reads from the title and `window.livefilterStats`. During `run --serve`
 /// it also draws a live chart beside the video from `/status` once a second: output frames per
-/// second, end-to-end latency and dropped plus repeated ticks over the last two minutes.
+/// second, end-to-end latency and dropped plus repeated ticks over the last two minutes. With
+/// `run --control` on the same port it has the chain's text field and a slider per numeric
+/// parameter; a change is sent to `PUT /chain` and shows the tick it took effect at.
 enum PlayerPage {
-    static func html(playlist: String, liveStatus: Bool) -> String {
+    static func html(playlist: String, liveStatus: Bool, chainControl: Bool = false) -> String {
         let src = playlist.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "<", with: "%3C")
         return """
         <!doctype html>
@@ -18,6 +20,11 @@ enum PlayerPage {
           #stats, #legend { font-family: ui-monospace, monospace; margin-top: 1em; }
           #chart { background: #1b1b1b; border: 1px solid #333; }
           .fps { color: #4fc3f7; } .latency { color: #ffb74d; } .dropped { color: #ef5350; }
+          #control { margin-top: 1.5em; max-width: 640px; }
+          #chainText { width: 100%; font: 13px ui-monospace, monospace; background: #1b1b1b; color: #ddd; border: 1px solid #444; padding: .4em; }
+          #sliders label { display: grid; grid-template-columns: 10em 1fr 5em; gap: .6em; align-items: center; margin: .3em 0; font-family: ui-monospace, monospace; }
+          #chainReply { font-family: ui-monospace, monospace; margin-top: .5em; color: #9ccc65; }
+          #chainReply.error { color: #ef5350; }
         </style>
         </head>
         <body>
@@ -33,6 +40,13 @@ enum PlayerPage {
         <div id="now"></div>
         </div>
         </main>
+        <section id="control" hidden>
+        <h2>Chain</h2>
+        <form id="chainForm"><input id="chainText" autocomplete="off" spellcheck="false"> <button>Apply</button></form>
+        <div id="token" hidden>token <input id="tokenText" type="password" autocomplete="off"></div>
+        <div id="sliders"></div>
+        <div id="chainReply"></div>
+        </section>
         <script>
           const v = document.getElementById('v');
           const out = document.getElementById('stats');
@@ -113,6 +127,60 @@ enum PlayerPage {
             setTimeout(poll, 1000);
           }
           if (live) { document.getElementById('panel').hidden = false; draw(); poll(); }
+
+          // Live chain control: GET /chain (livefilter.chain/1), PUT /chain with a chain or FILTER.key=value.
+          const control = \(chainControl ? "true" : "false");
+          window.livefilterStats.chain = null;
+          function auth() {
+            const t = sessionStorage.getItem('livefilterToken');
+            return t ? { 'Authorization': 'Bearer ' + t } : {};
+          }
+          async function loadChain() {
+            const r = await fetch('/chain?format=json', { cache: 'no-store', headers: auth() });
+            if (r.status === 401) { document.getElementById('token').hidden = false; return; }
+            const state = await r.json();
+            window.livefilterStats.chain = state;
+            document.getElementById('chainText').value = state.chain;
+            const box = document.getElementById('sliders');
+            box.textContent = '';
+            for (const p of state.parameters) {
+              // Huge ranges (angles, contrast) get a slider around the value; the text field takes any value.
+              let lo = p.minimum, hi = p.maximum;
+              if (hi - lo > 1000) { hi = Math.min(hi, Math.max(100, Math.abs(p.value) * 4)); lo = Math.max(lo, -hi); }
+              const label = document.createElement('label');
+              const name = document.createElement('span'); name.textContent = p.filter + '.' + p.key;
+              const input = document.createElement('input');
+              input.type = 'range'; input.min = lo; input.max = hi; input.value = p.value;
+              input.step = p.integer ? 1 : (hi - lo) / 200;
+              input.dataset.key = p.position + '.' + p.key;
+              const value = document.createElement('span'); value.textContent = p.value;
+              let timer = null;
+              input.addEventListener('input', () => {
+                value.textContent = p.integer ? input.value : Number(input.value).toFixed(2);
+                clearTimeout(timer);
+                timer = setTimeout(() => send(input.dataset.key + '=' + value.textContent, false), 150);
+              });
+              label.append(name, input, value);
+              box.append(label);
+            }
+          }
+          async function send(text, reload) {
+            const reply = document.getElementById('chainReply');
+            const r = await fetch('/chain', { method: 'PUT', body: text, headers: auth() });
+            const message = await r.text();
+            reply.textContent = message;
+            reply.className = r.ok ? '' : 'error';
+            window.livefilterStats.chainReply = { status: r.status, message: message };
+            if (r.status === 401) document.getElementById('token').hidden = false;
+            if (r.ok && reload) loadChain();
+            if (r.ok && !reload) document.getElementById('chainText').value = message.replace(/^applied at tick \\d+ \\([^)]*\\): /, '').trim();
+          }
+          if (control) {
+            document.getElementById('control').hidden = false;
+            document.getElementById('chainForm').addEventListener('submit', e => { e.preventDefault(); send(document.getElementById('chainText').value, true); });
+            document.getElementById('tokenText').addEventListener('change', e => { sessionStorage.setItem('livefilterToken', e.target.value); loadChain(); });
+            loadChain();
+          }
         </script>
         </body>
         </html>

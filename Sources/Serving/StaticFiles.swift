@@ -14,12 +14,15 @@ public struct StaticFiles: Sendable {
     public let playlist: String?
     /// Whether the player page shows the live chart (it reads `/status`, which `run --serve` has).
     public let liveStatus: Bool
+    /// Whether the player page shows the chain's text field and sliders (it uses `/chain`).
+    public let chainControl: Bool
     private let fileIO = FileIO()
 
-    public init(root: String, playlist: String? = nil, liveStatus: Bool = false) {
+    public init(root: String, playlist: String? = nil, liveStatus: Bool = false, chainControl: Bool = false) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.resolvingSymlinksInPath()
         self.playlist = playlist
         self.liveStatus = liveStatus
+        self.chainControl = chainControl
     }
 
     public static func mimeType(for path: String) -> String {
@@ -71,7 +74,7 @@ public struct StaticFiles: Sendable {
             }
             headers[.contentType] = "text/html; charset=utf-8"
             headers[.cacheControl] = "no-cache"
-            let page = PlayerPage.html(playlist: playlist, liveStatus: liveStatus)
+            let page = PlayerPage.html(playlist: playlist, liveStatus: liveStatus, chainControl: chainControl)
             return Response(status: .ok, headers: headers,
                             body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(string: page)))
         }

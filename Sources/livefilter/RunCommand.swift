@@ -72,6 +72,14 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "With --serve: keep serving after the run until Ctrl-C.")
     var serveAfter = false
 
+    @Option(help: ArgumentHelp("Change the chain while it runs: GET /chain and PUT /chain (a new chain or FILTER.key=value) at HOST:PORT, applied at the next tick; with --serve at the same address, on the player page too. Loopback only unless --control-token is given.",
+                               valueName: "host:port"))
+    var control: ListenAddress?
+
+    @Option(help: ArgumentHelp("With --control: require 'Authorization: Bearer TOKEN' on /chain. Needed to bind --control to a non-loopback address.",
+                               valueName: "token"))
+    var controlToken: String?
+
     @OptionGroup(title: "HTTP (with --serve)") var http: HTTPOptions
 
     @OptionGroup var logging: LoggingOptions
@@ -91,6 +99,15 @@ struct RunCommand: AsyncParsableCommand {
         if (partition != nil || !slurmOption.isEmpty || detach), engine == nil { throw ValidationError("--partition, --slurm-option and --detach need --engine slurm") }
         if split, serve != nil { throw ValidationError("--serve serves one run's output; a sharded job's output appears at the join") }
         if let output { try Serving.validate(serve: serve, after: serveAfter, output: output) }
+        if let control {
+            if split || plan != nil { throw ValidationError("--control changes one run's chain; a sharded job's tasks run elsewhere") }
+            if controlToken == nil, !control.isLoopback {
+                throw ValidationError("--control on \(control.host) is reachable from other machines: give --control-token TOKEN, or bind to 127.0.0.1")
+            }
+        } else if controlToken != nil {
+            throw ValidationError("--control-token needs --control HOST:PORT")
+        }
+        if controlToken?.isEmpty == true { throw ValidationError("--control-token must not be empty") }
     }
 
     func run() async throws {
@@ -107,6 +124,7 @@ struct RunCommand: AsyncParsableCommand {
         guard let input, let output else { throw ValidationError("missing the input and -o OUTPUT") }
         var config = try self.job.configuration(input: input, output: output)
         config.overwrite = overwrite
+        config.chainControl = control != nil
 
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
@@ -129,9 +147,17 @@ struct RunCommand: AsyncParsableCommand {
         var reported = false
         defer { if !reported { reportFile?.discard() } }
         let signals = StopSignals()
+        let chainEndpoint = job.chainControl.map { ChainEndpoint(controller: LiveChainController(control: $0), token: controlToken) }
         var server: HTTPService?
-        if let serve, let status { server = try await Serving.start(output: output, at: serve, status: status, limits: http.limits) }
-        defer { server?.shutdown() }
+        var controlServer: HTTPService?
+        if let serve, let status {
+            server = try await Serving.start(output: output, at: serve, status: status, limits: http.limits,
+                                             chain: control == serve ? chainEndpoint : nil)
+        }
+        if let control, let chainEndpoint, control != serve {
+            controlServer = try await Serving.startControl(chainEndpoint, at: control, limits: http.limits)
+        }
+        defer { server?.shutdown(); controlServer?.shutdown() }
         let bar = ProgressBar(enabled: !quiet && (progress == .bar || (progress == .auto && Terminal.isInteractive)))
         let json = progress == .json ? try JSONProgressWriter(path: progressFile) : nil
         let summary: JobSummary
@@ -178,6 +204,7 @@ struct RunCommand: AsyncParsableCommand {
             if !quiet { Terminal.line("livefilter: stopped by signal \(sig); the output holds what was done") }
             throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)
         }
+        await controlServer?.stop()
         if serveAfter, let server { await Serving.keepServing(server, until: signals) } else { await server?.stop() }
     }
 

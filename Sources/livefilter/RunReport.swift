@@ -28,6 +28,14 @@ struct RunReport: Encodable {
     var stageMilliseconds: [String: Double]
     var filterMilliseconds: [String: Double]
     var ticks: Ticks?
+    /// Live chain changes (`--control`), each with the first tick it filtered.
+    var chainChanges: [ChainChange]?
+
+    struct ChainChange: Encodable {
+        var tick: Int
+        var seconds: Double
+        var chain: String
+    }
 
     struct Ticks: Encodable {
         var ticks: Int
@@ -63,6 +71,8 @@ struct RunReport: Encodable {
         interrupted = s.interrupted
         stageMilliseconds = StageReport.perFrame(s.timings, decoded: s.framesDecoded, filtered: s.framesFiltered, written: s.framesWritten)
         filterMilliseconds = StageReport.perFrame(s.filterPasses, filtered: s.framesFiltered)
+        chainChanges = job.chainControl == nil ? nil
+            : s.chainChanges.map { ChainChange(tick: $0.tick, seconds: $0.seconds.rounded(to: 4), chain: $0.chain) }
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   maximumLatency: $0.maximumLatency.secondsValue, latenessP50: $0.latenessP50.secondsValue,

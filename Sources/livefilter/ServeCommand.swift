@@ -79,9 +79,12 @@ struct HTTPOptions: ParsableArguments {
 }
 
 /// HOST:PORT for listening.
-struct ListenAddress: ExpressibleByArgument {
+struct ListenAddress: ExpressibleByArgument, Equatable {
     var host: String
     var port: Int
+
+    /// Reachable from this machine only.
+    var isLoopback: Bool { host == "127.0.0.1" || host.hasPrefix("127.") || host == "::1" || host == "[::1]" }
 
     init?(argument: String) {
         guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
@@ -107,13 +110,30 @@ enum Serving {
     /// For `run --serve`: serves the output's folder, the player page playing the output playlist
     /// (which appears with the first segment; the page retries until then) with its live chart,
     /// and the run's `/metrics` and `/status`.
-    static func start(output: String, at address: ListenAddress, status: RunStatus, limits: HTTPLimits) async throws -> HTTPService {
+    static func start(output: String, at address: ListenAddress, status: RunStatus, limits: HTTPLimits,
+                      chain: ChainEndpoint? = nil) async throws -> HTTPService {
         let url = URL(fileURLWithPath: output)
         let folder = url.deletingLastPathComponent().path
-        let server = try await start(folder: folder, playlist: url.lastPathComponent, status: status, at: address, limits: limits)
+        let server = try await start(folder: folder, playlist: url.lastPathComponent, status: status, at: address, limits: limits,
+                                     chain: chain)
         Terminal.line("serving \(folder) at \(server.baseURL)/ (player page; playlist \(server.baseURL)/\(url.lastPathComponent); "
-                      + "metrics \(server.baseURL)/metrics, \(server.baseURL)/status)")
+                      + "metrics \(server.baseURL)/metrics, \(server.baseURL)/status"
+                      + (chain == nil ? ")" : "; chain \(server.baseURL)/chain)"))
         return server
+    }
+
+    /// `run --control` on its own address: `/chain` only.
+    static func startControl(_ chain: ChainEndpoint, at address: ListenAddress, limits: HTTPLimits) async throws -> HTTPService {
+        do {
+            let server = try await HTTPService.start(host: address.host, port: address.port, limits: limits,
+                                                     logger: Logger(label: "livefilter.http")) { request, _ in
+                try await chain.respondAlone(to: request)
+            }
+            Terminal.line("chain control at \(server.baseURL)/chain (GET shows it, PUT changes it)")
+            return server
+        } catch {
+            throw CommandFailure("\(error)", code: .outputNotWritable)
+        }
     }
 
     /// The job; with `--serve` on a file input and no `--hls-playlist`, the playlist is EVENT instead of
@@ -134,16 +154,45 @@ enum Serving {
     }
 
     static func start(folder: String, playlist: String?, status: RunStatus?, at address: ListenAddress,
-                      limits: HTTPLimits) async throws -> HTTPService {
-        let files = StaticFiles(root: folder, playlist: playlist, liveStatus: status != nil)
+                      limits: HTTPLimits, chain: ChainEndpoint? = nil) async throws -> HTTPService {
+        let files = StaticFiles(root: folder, playlist: playlist, liveStatus: status != nil, chainControl: chain != nil)
         do {
             return try await HTTPService.start(host: address.host, port: address.port, limits: limits,
                                                logger: Logger(label: "livefilter.http")) { request, context in
                 if let status, let response = status.respond(to: request) { return response }
+                if let chain, let response = try await chain.respond(to: request) { return response }
                 return try await files.respond(to: request, context: context)
             }
         } catch {
             throw CommandFailure("\(error)", code: .outputNotWritable)
+        }
+    }
+}
+
+/// The pipeline's `ChainControl` as the HTTP side's `ChainController`.
+struct LiveChainController: ChainController {
+    let control: ChainControl
+
+    func currentChain() -> ChainState {
+        let chain = control.chain
+        return ChainState(chain: chain.description,
+                          parameters: chain.numericParameters.map {
+                              ChainState.Parameter(position: $0.position, filter: $0.filter, key: $0.key, value: $0.value,
+                                                   minimum: $0.minimum, maximum: $0.maximum, integer: $0.integer)
+                          },
+                          changes: control.history.map { ChainState.Change(tick: $0.tick, seconds: $0.seconds, chain: $0.chain) })
+    }
+
+    func changeChain(_ text: String) async -> ChainChangeOutcome {
+        do {
+            let applied = try await control.change(text)
+            return .applied(ChainState.Change(tick: applied.tick, seconds: applied.seconds, chain: applied.chain))
+        } catch {
+            switch error {
+            case let .badChain(syntax): return .badChain("bad chain at '\(syntax.token)': \(syntax)")
+            case let .changesGeometry(reason): return .conflict(reason)
+            case .notRunning: return .unavailable("\(error)")
+            }
         }
     }
 }

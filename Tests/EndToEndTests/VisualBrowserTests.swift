@@ -44,6 +44,23 @@ extension EndToEnd {
             #expect((chart["frames"] as? Int ?? 0) > 0, "the video plays beside it: \(chart)")
         }
 
+        @Test("the player page's chain panel: a slider per numeric parameter; moving one changes the running chain (PUT /chain, reply with the tick)",
+              .enabled(if: available, "needs chromium and python3: run scripts/browser-check.sh (it installs chromium with apt-get)"),
+              .timeLimit(.minutes(3)))
+        func liveControl() async throws {
+            let binary = try LiveFilter.binary()
+            let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                  ["LIVEFILTER_BIN=\(binary.path)", "bash", script.path, "--no-install", "--seconds", "20",
+                                                   "--live-control", "--chain", "blur 2 | rotate 180"],
+                                                  timeout: .seconds(150))
+            #expect(result.succeeded, "browser-check: \(result.stdoutText)\n\(result.summary)")
+            let line = try #require(result.stdoutText.split(separator: "\n").first { $0.hasPrefix("browser-check: control ") })
+            let control = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("browser-check: control ".count).utf8)) as? [String: Any])
+            #expect(control["ok"] as? Bool == true, "\(control)")
+            #expect((control["moved"] as? [String: Any])?["sliders"] as? Int == 2, "sliders for blur.sigma and rotate.angle: \(control)")
+        }
+
         func play(_ extra: [String]) async throws {
             let binary = try LiveFilter.binary()
             let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")

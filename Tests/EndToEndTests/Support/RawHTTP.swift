@@ -19,11 +19,13 @@ enum RawHTTP {
     /// Sends `METHOD target HTTP/1.1` with `Connection: close` to 127.0.0.1:`port` and reads the
     /// answer until the server closes. Throws when nothing listens there.
     static func request(port: Int, _ target: String, method: String = "GET", headers extra: [String: String] = [:],
-                        timeout: Int = 10) throws -> RawHTTPResponse {
+                        body: String? = nil, timeout: Int = 10) throws -> RawHTTPResponse {
         let fd = try connect(port: port, timeout: timeout)
         defer { close(fd) }
+        var extra = extra
+        if let body { extra["Content-Length"] = "\(body.utf8.count)" }
         let fields = extra.map { "\($0.key): \($0.value)\r\n" }.joined()
-        let head = Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://example.test\r\n\(fields)Connection: close\r\n\r\n".utf8)
+        let head = Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://example.test\r\n\(fields)Connection: close\r\n\r\n\(body ?? "")".utf8)
         guard send(fd, head, head.count, Int32(MSG_NOSIGNAL)) == head.count else { throw ToolFailure("send failed") }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -1,0 +1,90 @@
+/// One numeric parameter of a filter in a chain, with its value and range: what a control surface
+/// (the player page's sliders) needs to offer it.
+public struct ChainParameter: Sendable, Equatable, Codable {
+    /// 1-based position of the filter in the chain.
+    public var position: Int
+    public var filter: String
+    public var key: String
+    public var value: Double
+    public var minimum: Double
+    public var maximum: Double
+    public var integer: Bool
+}
+
+extension FilterChain {
+    /// This chain changed by `text`: either a whole new chain, or parameter changes
+    /// `[FILTER.]key=value …` where FILTER is a filter's name or 1-based position (without it, the
+    /// first filter that has the key). `blur.sigma=12`, `2.angle=180`, `sigma=8 size=24`.
+    public func applying(_ text: String) throws(ChainSyntaxError) -> FilterChain {
+        let tokens = text.split(whereSeparator: \.isWhitespace)
+        guard let first = tokens.first, first.contains("="), !text.contains("|") else {
+            return try FilterChain(parsing: text)
+        }
+        var arguments: [FilterCatalog.Arguments] = []
+        for filter in filters {
+            arguments.append(try FilterCatalog.arguments(filter.description.split(whereSeparator: \.isWhitespace)))
+        }
+        for token in tokens {
+            guard let equals = token.firstIndex(of: "=") else {
+                throw .unexpectedValue(filter: "chain", value: String(token), expected: "[FILTER.]key=value (FILTER: a name or a position)")
+            }
+            let target = token[..<equals], value = token[token.index(after: equals)...]
+            let parts = target.split(separator: ".", maxSplits: 1)
+            let key = String(parts.last ?? "")
+            let index: Int
+            if parts.count == 2 {
+                let which = String(parts[0])
+                if let position = Int(which) {
+                    guard position >= 1, position <= arguments.count else {
+                        throw .unexpectedValue(filter: "chain", value: String(token), expected: "a position in 1…\(arguments.count)")
+                    }
+                    index = position - 1
+                } else {
+                    guard let found = arguments.firstIndex(where: { $0.definition.name == which }) else {
+                        throw .unknownFilter(name: which, validNames: arguments.map(\.definition.name))
+                    }
+                    index = found
+                }
+            } else {
+                guard let found = arguments.firstIndex(where: { a in a.definition.parameters.contains { $0.key == key } }) else {
+                    let keys = arguments.flatMap { a in a.definition.parameters.map { "\(a.definition.name).\($0.key)" } }
+                    throw .unknownKey(filter: "chain", key: key, validKeys: keys)
+                }
+                index = found
+            }
+            var spelled = arguments[index].spelled.filter { !$0.hasPrefix(key + "=") }
+            spelled.append("\(key)=\(value)")
+            let tokens = [Substring(arguments[index].definition.name)] + spelled.map { Substring($0) }
+            arguments[index] = try FilterCatalog.arguments(tokens)
+        }
+        return try FilterChain(parsing: arguments.map { ([$0.definition.name] + $0.spelled).joined(separator: " ") }.joined(separator: " | "))
+    }
+
+    /// Every numeric parameter of every filter that has a plain value (not keyframes), with the
+    /// catalog's range.
+    public var numericParameters: [ChainParameter] {
+        var out: [ChainParameter] = []
+        for (index, filter) in filters.enumerated() {
+            guard let arguments = try? FilterCatalog.arguments(filter.description.split(whereSeparator: \.isWhitespace)) else { continue }
+            for parameter in arguments.definition.parameters {
+                let range: (Double, Double, Bool)
+                switch parameter.kind {
+                case let .number(r): range = (r.lowerBound, r.upperBound, false)
+                case let .integer(r): range = (Double(r.lowerBound), Double(r.upperBound), true)
+                default: continue
+                }
+                guard arguments.animated[parameter.key] == nil else { continue }
+                let value: Double?
+                switch arguments.values[parameter.key] {
+                case let .number(v)?: value = v
+                case let .integer(v)?: value = Double(v)
+                default: value = parameter.defaultValue.flatMap(Double.init)
+                }
+                guard let value else { continue }
+                out.append(ChainParameter(position: index + 1, filter: arguments.definition.name, key: parameter.key, value: value,
+                                          minimum: range.0, maximum: range.1, integer: range.2))
+            }
+        }
+        return out
+    }
+}

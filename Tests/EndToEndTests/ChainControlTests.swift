@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+/// `run --control`: the chain changed while a run goes on, at a tick the reply names, seen in the
+/// output's frames; what is refused and why; who may change it.
+@Suite(.serialized) struct ChainControlTests {
+    /// How far a picture is from grey: the mean over pixels of the largest channel difference.
+    static func colourfulness(_ picture: RGBPicture) -> Double {
+        var total = 0
+        for i in stride(from: 0, to: picture.pixels.count, by: 3) {
+            let r = Int(picture.pixels[i]), g = Int(picture.pixels[i + 1]), b = Int(picture.pixels[i + 2])
+            total += max(abs(r - g), abs(g - b), abs(r - b))
+        }
+        return Double(total) / Double(picture.pixels.count / 3)
+    }
+
+    static func waitForChain(port: Int) async throws {
+        #expect(await RawHTTP.waitUntilListening(port: port, timeout: .seconds(30)), "the control port listens")
+    }
+
+    @Test("a change during a live HLS run takes effect at the tick the reply names: the output's frame N−1 has colour, N and later are grey",
+          .timeLimit(.minutes(3)))
+    func liveChangeSeenAtTheReportedTick() async throws {
+        let sandbox = try Sandbox("control-live")
+        defer { sandbox.remove() }
+        let clip = sandbox.file("clip.mp4")
+        try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "14", "-c:v", "libx264", "-preset", "veryfast",
+                          "-g", "30", "-keyint_min", "30", "-sc_threshold", "0", "-pix_fmt", "yuv420p", clip.path])
+        let server = try await HLSTestServer.make(from: clip, in: sandbox, segmentSeconds: 1, window: 5, interval: 1)
+        defer { server.stop() }
+        let out = sandbox.file("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let playlist = out.appendingPathComponent("index.m3u8")
+        let report = sandbox.file("report.json")
+        let port = try RawHTTP.freePort()
+        let child = try LiveFilter.start(["run", server.liveURL, "-o", playlist.path, "--chain", "mirror", "--hls-time", "1",
+                                          "--hls-playlist", "event", "--control", "127.0.0.1:\(port)", "--report", report.path, "--quiet"])
+        try await Self.waitForChain(port: port)
+        let before = try RawHTTP.request(port: port, "/chain")
+        #expect(before.status == 200 && String(decoding: before.body, as: UTF8.self) == "mirror horizontal\n")
+        // Let the run get going on the live edge, then change the chain.
+        try await Task.sleep(for: .seconds(4))
+        let reply = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: ["Accept": "application/json"],
+                                        body: "mirror | grayscale", timeout: 20)
+        #expect(reply.status == 200, "PUT: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        let applied = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
+        let tick = try #require(applied["tick"] as? Int)
+        #expect(applied["chain"] as? String == "mirror horizontal | grayscale")
+        let result = await child.wait(timeout: .seconds(60))
+        try LiveFilter.requireSuccess(result)
+
+        // The report logs the change with the same tick.
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])
+        let changes = try #require(json["chain_changes"] as? [[String: Any]])
+        #expect(changes.count == 1 && changes.first?["tick"] as? Int == tick, "report: \(changes)")
+
+        // In the output, frame k is tick k: colour up to tick − 1, grey from tick on.
+        #expect(tick >= 30, "the change came seconds into the run: tick \(tick)")
+        let last = try await RGBPicture.frame(of: playlist, number: tick - 1)
+        let first = try await RGBPicture.frame(of: playlist, number: tick)
+        let later = try await RGBPicture.frame(of: playlist, number: tick + 20)
+        #expect(Self.colourfulness(last) > 30, "frame \(tick - 1) is in colour: \(Self.colourfulness(last))")
+        #expect(Self.colourfulness(first) < 3, "frame \(tick) is grey: \(Self.colourfulness(first))")
+        #expect(Self.colourfulness(later) < 3, "frame \(tick + 20) is grey: \(Self.colourfulness(later))")
+    }
+
+    @Test("refusals: 400 names the token, 409 a size change, 405 other methods; parameter changes; JSON state with sliders' ranges",
+          .timeLimit(.minutes(2)))
+    func refusalsAndParameters() async throws {
+        let sandbox = try Sandbox("control-refusals")
+        defer { sandbox.remove() }
+        let port = try RawHTTP.freePort()
+        let child = try LiveFilter.start(["run", Sample.landscape.url.path, "-o", sandbox.file("out.mp4").path, "--realtime",
+                                          "--chain", "blur 2 | rotate 90", "--control", "127.0.0.1:\(port)", "--quiet"])
+        try await Self.waitForChain(port: port)
+        func put(_ body: String) throws -> (Int, String) {
+            let r = try RawHTTP.request(port: port, "/chain", method: "PUT", body: body, timeout: 20)
+            return (r.status, String(decoding: r.body, as: UTF8.self))
+        }
+        let (badStatus, bad) = try put("blur 2 | rotaet 90")
+        #expect(badStatus == 400 && bad.contains("'rotaet'"), "\(badStatus) \(bad)")
+        let (badValueStatus, badValue) = try put("sigma=lots")
+        #expect(badValueStatus == 400 && badValue.contains("sigma=lots"), "\(badValueStatus) \(badValue)")
+        let (sizeStatus, size) = try put("blur 2")
+        #expect(sizeStatus == 409 && size.contains("360x640"), "rotate 90 makes 360x640; without it the size changes: \(sizeStatus) \(size)")
+        let (okStatus, ok) = try put("blur.sigma=7.5")
+        #expect(okStatus == 200 && ok.hasPrefix("applied at tick ") && ok.contains("blur sigma=7.5 | rotate 90"), "\(okStatus) \(ok)")
+        let (positionStatus, position) = try put("2.angle=-90")
+        #expect(positionStatus == 200 && position.contains("rotate -90"), "\(positionStatus) \(position)")
+        let (emptyStatus, _) = try put("")
+        #expect(emptyStatus == 400)
+        #expect(try RawHTTP.request(port: port, "/chain", method: "DELETE").status == 405)
+        let state = try RawHTTP.request(port: port, "/chain?format=json")
+        let json = try #require(try JSONSerialization.jsonObject(with: state.body) as? [String: Any])
+        #expect(json["chain"] as? String == "blur sigma=7.5 | rotate -90")
+        let parameters = try #require(json["parameters"] as? [[String: Any]])
+        #expect(parameters.contains { $0["key"] as? String == "sigma" && $0["value"] as? Double == 7.5 && $0["maximum"] as? Double == 100 })
+        #expect((json["changes"] as? [[String: Any]])?.count == 2)
+        child.send(SIGINT)
+        let result = await child.wait(timeout: .seconds(30))
+        #expect(result.status == 130 || result.status == 0, "\(result.summary)")
+    }
+
+    @Test("a token: 401 without it, 200 with it; a non-loopback address needs one (exit 2 naming --control-token)",
+          .timeLimit(.minutes(2)))
+    func tokens() async throws {
+        let sandbox = try Sandbox("control-token")
+        defer { sandbox.remove() }
+        let refused = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", sandbox.file("a.mp4").path,
+                                                "--control", "0.0.0.0:0"])
+        LiveFilter.expectError(refused, .usage, mentioning: "--control-token")
+        let port = try RawHTTP.freePort()
+        let child = try LiveFilter.start(["run", Sample.landscape.url.path, "-o", sandbox.file("b.mp4").path, "--realtime",
+                                          "--control", "127.0.0.1:\(port)", "--control-token", "s3cret", "--quiet"])
+        try await Self.waitForChain(port: port)
+        let anonymous = try RawHTTP.request(port: port, "/chain")
+        #expect(anonymous.status == 401 && anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+        let wrong = try RawHTTP.request(port: port, "/chain", headers: ["Authorization": "Bearer s3creT"])
+        #expect(wrong.status == 401)
+        let put = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: ["Authorization": "Bearer s3cret"], body: "invert",
+                                      timeout: 20)
+        #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+        #expect(try RawHTTP.request(port: port, "/other").status == 404)
+        child.send(SIGINT)
+        _ = await child.wait(timeout: .seconds(30))
+    }
+}
