@@ -52,6 +52,9 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavfilter-dev", "libswscale-dev",
                               "libswresample-dev", "libavutil-dev", "libx264-dev", "pkg-config"])]
         ),
+        // FreeType (the text filter's glyphs) and libpng (the overlay filter's images).
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // FFmpeg's log callback needs C (va_list) and a little static state.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
@@ -61,7 +64,7 @@ let package = Package(
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
         .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
-        .target(name: "Filters", dependencies: ["CCPUFeatures"], swiftSettings: kernelSettings),
+        .target(name: "Filters", dependencies: ["CCPUFeatures", "CFreeType", "CPNG"], swiftSettings: kernelSettings),
         // One C function, built for the baseline CPU: whether this CPU runs the AVX2 kernels (CPUID).
         .target(name: "CCPUFeatures"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.

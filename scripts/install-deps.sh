@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what livefilter needs on Debian 12 besides the Swift toolchain: the FFmpeg 5.1
-# development packages, libx264, pkg-config and the ffmpeg/ffprobe CLIs (used by the tests).
+# development packages, libx264, FreeType and libpng (the text and overlay filters), a font
+# (fonts-dejavu-core: DejaVu Sans, the text filter's default), pkg-config and the ffmpeg/ffprobe
+# CLIs (used by the tests).
 # git and ca-certificates are checked too: SwiftPM needs them to fetch swift-argument-parser.
 # Idempotent: does nothing when everything is installed.
 #
@@ -15,7 +17,7 @@
 set -euo pipefail
 
 packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswresample-dev
-          libavutil-dev libx264-dev pkg-config ffmpeg git ca-certificates time)
+          libavutil-dev libx264-dev libfreetype-dev libpng-dev fonts-dejavu-core pkg-config ffmpeg git ca-certificates time)
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
                gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 mate-backgrounds qemu-user)

@@ -16,19 +16,19 @@ extension FilterChain {
     /// `[FILTER.]key=value …` where FILTER is a filter's name or 1-based position (without it, the
     /// first filter that has the key). `blur.sigma=12`, `2.angle=180`, `sigma=8 size=24`.
     public func applying(_ text: String) throws(ChainSyntaxError) -> FilterChain {
-        let tokens = text.split(whereSeparator: \.isWhitespace)
-        guard let first = tokens.first, first.contains("="), !text.contains("|") else {
+        let filterTexts = try ChainTokenizer.filters(text)
+        guard filterTexts.count == 1, let first = filterTexts[0].first, first.equals != nil else {
             return try FilterChain(parsing: text)
         }
         var arguments: [FilterCatalog.Arguments] = []
         for filter in filters {
-            arguments.append(try FilterCatalog.arguments(filter.description.split(whereSeparator: \.isWhitespace)))
+            arguments.append(try FilterCatalog.arguments(try ChainTokenizer.tokens(filter.description)))
         }
-        for token in tokens {
-            guard let equals = token.firstIndex(of: "=") else {
-                throw .unexpectedValue(filter: "chain", value: String(token), expected: "[FILTER.]key=value (FILTER: a name or a position)")
+        for token in filterTexts[0] {
+            guard let target = token.key else {
+                throw .unexpectedValue(filter: "chain", value: token.text, expected: "[FILTER.]key=value (FILTER: a name or a position)")
             }
-            let target = token[..<equals], value = token[token.index(after: equals)...]
+            let value = ChainTokenizer.quoted(token.value)
             let parts = target.split(separator: ".", maxSplits: 1)
             let key = String(parts.last ?? "")
             let index: Int
@@ -36,7 +36,7 @@ extension FilterChain {
                 let which = String(parts[0])
                 if let position = Int(which) {
                     guard position >= 1, position <= arguments.count else {
-                        throw .unexpectedValue(filter: "chain", value: String(token), expected: "a position in 1…\(arguments.count)")
+                        throw .unexpectedValue(filter: "chain", value: token.text, expected: "a position in 1…\(arguments.count)")
                     }
                     index = position - 1
                 } else {
@@ -54,7 +54,7 @@ extension FilterChain {
             }
             var spelled = arguments[index].spelled.filter { !$0.hasPrefix(key + "=") }
             spelled.append("\(key)=\(value)")
-            let tokens = [Substring(arguments[index].definition.name)] + spelled.map { Substring($0) }
+            let tokens = try ChainTokenizer.tokens(([arguments[index].definition.name] + spelled).joined(separator: " "))
             arguments[index] = try FilterCatalog.arguments(tokens)
         }
         return try FilterChain(parsing: arguments.map { ([$0.definition.name] + $0.spelled).joined(separator: " ") }.joined(separator: " | "))
@@ -65,7 +65,8 @@ extension FilterChain {
     public var numericParameters: [ChainParameter] {
         var out: [ChainParameter] = []
         for (index, filter) in filters.enumerated() {
-            guard let arguments = try? FilterCatalog.arguments(filter.description.split(whereSeparator: \.isWhitespace)) else { continue }
+            guard let tokens = try? ChainTokenizer.tokens(filter.description), !tokens.isEmpty,
+                  let arguments = try? FilterCatalog.arguments(tokens) else { continue }
             for parameter in arguments.definition.parameters {
                 let range: (Double, Double, Bool)
                 switch parameter.kind {

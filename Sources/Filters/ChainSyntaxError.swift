@@ -11,6 +11,8 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
     case missingParameter(filter: String, key: String, expected: String)
     /// Parameters that do not make sense together (e.g. two sizes for `scale`).
     case conflict(filter: String, message: String)
+    /// A `"` with no closing one.
+    case unterminatedQuote
     /// An error on a line of a chain file (1-based).
     indirect case onLine(Int, ChainSyntaxError)
 
@@ -25,6 +27,7 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
         case let .duplicateKey(_, key): key
         case let .missingParameter(_, key, _): key
         case let .conflict(filter, _): filter
+        case .unterminatedQuote: "\""
         case let .onLine(_, error): error.token
         }
     }
@@ -47,6 +50,8 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
             "\(filter): missing parameter '\(key)' (\(expected))"
         case let .conflict(filter, message):
             "\(filter): \(message)"
+        case .unterminatedQuote:
+            "a quote (\") is not closed: write text as \"…\" with \\\" for a quote inside"
         case let .onLine(line, error):
             "line \(line): \(error)"
         }

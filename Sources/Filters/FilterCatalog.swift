@@ -223,6 +223,45 @@ public enum FilterCatalog {
                 return Grayscale()
             }),
         FilterDefinition(
+            name: "overlay", summary: "a PNG with alpha over the picture (a logo): ffmpeg's overlay with format=rgb, to the bit at scale 1",
+            parameters: [
+                .init(key: "file", kind: .text("a PNG file"), positional: true, defaultValue: nil, summary: "the image; its alpha says where it covers"),
+                .init(key: "x", kind: .text("N, N%, left|center|right[±N], e.g. right-16"), positional: false, defaultValue: "0",
+                      summary: "where its left edge goes"),
+                .init(key: "y", kind: .text("N, N%, top|middle|bottom[±N], e.g. top+16"), positional: false, defaultValue: "0",
+                      summary: "where its top edge goes"),
+                .init(key: "opacity", kind: .number(0...1), positional: false, defaultValue: "1", summary: "multiplies its alpha"),
+                .init(key: "scale", kind: .number(Overlay.scaleRange), positional: false, defaultValue: "1",
+                      summary: "resizes the image (once, in premultiplied form)"),
+                .init(key: "alpha", kind: .choice(Overlay.Alpha.allCases.map(\.rawValue)), positional: false, defaultValue: "straight",
+                      summary: "straight (PNG's meaning) or premultiplied (colour already multiplied by alpha)"),
+            ],
+            examples: ["overlay logo.png x=right-16 y=top+16", "overlay logo.png x=center y=bottom-40 opacity=0.7 scale=0.5"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .text(path)? = values["file"] else {
+                    throw .missingParameter(filter: "overlay", key: "file", expected: "a PNG file, e.g. overlay logo.png")
+                }
+                let image: RGBAImage
+                do throws(RGBAImage.LoadError) {
+                    image = try RGBAImage.cachedPNG(path: path)
+                } catch {
+                    throw .badValue(filter: "overlay", key: "file", value: path, expected: "a readable PNG: \(error.reason)")
+                }
+                var overlay = Overlay(path: path, image: image)
+                for (key, vertical) in [("x", false), ("y", true)] {
+                    guard case let .text(text)? = values[key] else { continue }
+                    guard let anchor = Anchor(text, vertical: vertical) else {
+                        throw .badValue(filter: "overlay", key: key, value: text,
+                                        expected: vertical ? "N, N%, or top|middle|bottom with ±N" : "N, N%, or left|center|right with ±N")
+                    }
+                    if vertical { overlay.y = anchor } else { overlay.x = anchor }
+                }
+                if case let .number(v)? = values["opacity"] { overlay.opacity = v }
+                if case let .number(v)? = values["scale"] { overlay.scale = v }
+                if case let .choice(a)? = values["alpha"] { overlay.alpha = Overlay.Alpha(rawValue: a)! }
+                return overlay
+            }),
+        FilterDefinition(
             name: "fade", summary: "fade in from a colour and/or out to it, by output time (ffmpeg's fade with st= and d=, to the bit)",
             parameters: [
                 .init(key: "in", kind: .text("START,DURATION in seconds, e.g. 0,1.5"), positional: false, defaultValue: nil,
@@ -293,7 +332,7 @@ public enum FilterCatalog {
     ]
 
     /// Parses one filter from its whitespace-separated tokens.
-    static func parseFilter(_ tokens: [Substring]) throws(ChainSyntaxError) -> any Filter {
+    static func parseFilter(_ tokens: [ChainToken]) throws(ChainSyntaxError) -> any Filter {
         let parsed = try arguments(tokens)
         guard !parsed.timeline.isEmpty || !parsed.animated.isEmpty else { return try parsed.definition.build(parsed.values) }
         let options = try timelineOptions(parsed.timeline, filter: parsed.definition.name)
@@ -311,8 +350,8 @@ public enum FilterCatalog {
         var spelled: [String] = []
     }
 
-    static func arguments(_ tokens: [Substring]) throws(ChainSyntaxError) -> Arguments {
-        let name = String(tokens[0])
+    static func arguments(_ tokens: [ChainToken]) throws(ChainSyntaxError) -> Arguments {
+        let name = tokens[0].text
         guard let definition = definition(named: name) else {
             throw .unknownFilter(name: name, validNames: definitions.map(\.name))
         }
@@ -335,9 +374,9 @@ public enum FilterCatalog {
             return .number(frames.keys[0].value)
         }
         for token in tokens.dropFirst() {
-            if let equals = token.firstIndex(of: "=") {
-                let key = String(token[..<equals]), text = String(token[token.index(after: equals)...])
-                spelled.append("\(key)=\(text)")
+            if let key = token.key {
+                let text = token.value
+                spelled.append("\(key)=\(ChainTokenizer.quoted(text))")
                 guard let parameter = definition.parameters.first(where: { $0.key == key }) else {
                     guard timelineParameters.contains(where: { $0.key == key }) else {
                         throw .unknownKey(filter: name, key: key,
@@ -359,12 +398,12 @@ public enum FilterCatalog {
                 }
                 values[key] = value
             } else {
-                let text = String(token)
+                let text = token.text
                 let open = definition.parameters.filter { $0.positional && values[$0.key] == nil }
                 if let parameter = open.first(where: { keyframes(text, $0) != nil }), let frames = keyframes(text, parameter) {
                     animated[parameter.key] = frames
                     values[parameter.key] = initial(frames, parameter)
-                    spelled.append("\(parameter.key)=\(text)")
+                    spelled.append("\(parameter.key)=\(ChainTokenizer.quoted(text))")
                     continue
                 }
                 guard let (parameter, value) = open.lazy.compactMap({ p in parse(text, as: p.kind).map { (p, $0) } }).first else {
@@ -376,7 +415,7 @@ public enum FilterCatalog {
                     throw .unexpectedValue(filter: name, value: text, expected: expected)
                 }
                 values[parameter.key] = value
-                spelled.append("\(parameter.key)=\(text)")
+                spelled.append("\(parameter.key)=\(ChainTokenizer.quoted(text))")
             }
         }
         return Arguments(definition: definition, values: values, animated: animated, timeline: timeline, spelled: spelled)

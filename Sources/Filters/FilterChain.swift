@@ -9,23 +9,24 @@ public struct FilterChain: Sendable, CustomStringConvertible {
         self.filters = filters
     }
 
-    /// Parses the one-line form, e.g. `scale fit=1280x720 | blur 6 | rotate 90`. Blank text is the empty chain.
+    /// Parses the one-line form, e.g. `scale fit=1280x720 | blur 6 | rotate 90`. Blank text is the
+    /// empty chain. Double quotes keep spaces, `|` and `#` in a value (`text "a | b"`); inside them
+    /// `\"` and `\\` stand for `"` and `\`.
     public init(parsing text: String) throws(ChainSyntaxError) {
         filters = []
         guard text.contains(where: { !$0.isWhitespace }) else { return }
-        for (index, part) in text.split(separator: "|", omittingEmptySubsequences: false).enumerated() {
-            let tokens = part.split(whereSeparator: \.isWhitespace)
+        for (index, tokens) in try ChainTokenizer.filters(text).enumerated() {
             guard !tokens.isEmpty else { throw .emptyFilter(position: index + 1) }
             filters.append(try FilterCatalog.parseFilter(tokens))
         }
     }
 
-    /// Parses the file form: one filter per line (or several joined by `|`), `#` starts a comment,
-    /// blank lines are ignored. Errors say which line.
+    /// Parses the file form: one filter per line (or several joined by `|`), `#` outside quotes
+    /// starts a comment, blank lines are ignored. Errors say which line.
     public init(parsingFile text: String) throws(ChainSyntaxError) {
         filters = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let content = ChainTokenizer.strippingComment(line)
             guard content.contains(where: { !$0.isWhitespace }) else { continue }
             do {
                 filters += try FilterChain(parsing: String(content)).filters

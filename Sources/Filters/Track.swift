@@ -63,6 +63,7 @@ public struct Track: Sendable, Equatable {
 
     /// Reads a `.csv` or `.json` file (JSON when its first non-blank character is `[`).
     public static func load(path: String, hold: Double = Track.defaultHold) throws(LoadError) -> Track {
+        try RegularFile.check(path, largest: 256 << 20) { LoadError(path: path, reason: $0) }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -1,0 +1,281 @@
+import CPNG
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a thing of some size sits along one side of the picture: `16` or `10%` from the start,
+/// or `left|center|right` (`top|middle|bottom`) with an offset, e.g. `right-16`, `top+16`,
+/// `center`. Resolved to the thing's first pixel.
+public struct Anchor: Sendable, Hashable, CustomStringConvertible {
+    public enum Reference: String, Sendable {
+        case start, center, end
+    }
+
+    public var reference: Reference
+    /// Pixels, or percent of the picture's side when `percent`.
+    public var offset: Double
+    public var percent = false
+    /// As written, for `description`.
+    private let spelled: String
+
+    /// Parses an anchor; `vertical` picks the names top/middle/bottom (center also works).
+    public init?(_ text: String, vertical: Bool) {
+        spelled = text
+        let names: [(String, Reference)] = vertical
+            ? [("top", .start), ("middle", .center), ("center", .center), ("bottom", .end)]
+            : [("left", .start), ("center", .center), ("right", .end)]
+        if let (name, reference) = names.first(where: { text.hasPrefix($0.0) }) {
+            self.reference = reference
+            let rest = text.dropFirst(name.count)
+            if rest.isEmpty { offset = 0; return }
+            guard let sign = rest.first, sign == "+" || sign == "-", let value = Double(rest.dropFirst()), value.isFinite,
+                  abs(value) <= Double(FilterCatalog.maxSide) else { return nil }
+            offset = sign == "-" ? -value : value
+            return
+        }
+        reference = .start
+        if text.hasSuffix("%") {
+            guard let value = Double(text.dropLast()), value.isFinite, abs(value) <= 100 else { return nil }
+            (offset, percent) = (value, true)
+            return
+        }
+        guard let value = Double(text), value.isFinite, abs(value) <= Double(FilterCatalog.maxSide) else { return nil }
+        offset = value
+    }
+
+    /// The thing's first pixel on a side of `extent` pixels, the thing being `length` long.
+    public func position(extent: Int, length: Int) -> Int {
+        let start: Double = switch reference {
+        case .start: percent ? offset / 100 * Double(extent) : offset
+        case .center: Double(extent - length) / 2 + offset
+        case .end: Double(extent - length) + offset
+        }
+        return Int(start.rounded(.down))
+    }
+
+    public var description: String { spelled }
+    public static func == (a: Anchor, b: Anchor) -> Bool { a.spelled == b.spelled }
+    public func hash(into hasher: inout Hasher) { hasher.combine(spelled) }
+}
+
+/// An RGBA picture with straight (not premultiplied) alpha, rows packed, as PNG holds it.
+public final class RGBAImage: Sendable {
+    public let width: Int
+    public let height: Int
+    public let pixels: [UInt8]
+
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(pixels.count == width * height * 4, "RGBA needs 4 bytes a pixel")
+        (self.width, self.height, self.pixels) = (width, height, pixels)
+    }
+
+    /// Why an image file cannot be used.
+    public struct LoadError: Error, Sendable, CustomStringConvertible {
+        public let path: String
+        public let reason: String
+        public var description: String { "\(path): \(reason)" }
+    }
+
+    private static let cache = Mutex<[String: (stamp: [Int], image: RGBAImage)]>([:])
+
+    /// `png(path:)`, read once while the file stays the same (a keyframed overlay builds its
+    /// filter again whenever a value changes).
+    public static func cachedPNG(path: String) throws(LoadError) -> RGBAImage {
+        var info = stat()
+        let stamp = stat(path, &info) == 0 ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
+        if !stamp.isEmpty, let hit = cache.withLock({ $0[path] }), hit.stamp == stamp { return hit.image }
+        let image = try png(path: path)
+        if !stamp.isEmpty { cache.withLock { $0[path] = (stamp, image) } }
+        return image
+    }
+
+    /// Reads a PNG of any kind (palette, grey, 16-bit, interlaced) with libpng, as 8-bit RGBA.
+    public static func png(path: String) throws(LoadError) -> RGBAImage {
+        try RegularFile.check(path, largest: 256 << 20) { LoadError(path: path, reason: $0) }
+        var image = png_image()
+        image.version = png_uint_32(lf_png_image_version)
+        defer { png_image_free(&image) }
+        func message() -> String {
+            withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        }
+        guard png_image_begin_read_from_file(&image, path) != 0 else {
+            throw LoadError(path: path, reason: "not a PNG libpng can read (\(message()))")
+        }
+        let width = Int(image.width), height = Int(image.height)
+        guard width > 0, height > 0, width <= FilterCatalog.maxSide, height <= FilterCatalog.maxSide else {
+            throw LoadError(path: path, reason: "\(width)x\(height) is not a size an overlay can have (at most \(FilterCatalog.maxSide) a side)")
+        }
+        image.format = lf_png_format_rgba
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, png_int_32(width * 4), nil) }
+        guard finished != 0 else { throw LoadError(path: path, reason: "cannot decode it (\(message()))") }
+        return RGBAImage(width: width, height: height, pixels: pixels)
+    }
+}
+
+/// Files the grammar reads (tracks, images, fonts) are regular files of a sane size: never a
+/// device, a FIFO or a folder that would hang or exhaust a run at start-up.
+enum RegularFile {
+    static func check<E: Error>(_ path: String, largest: Int, _ error: (String) -> E) throws(E) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw error(errno == ENOENT ? "no such file" : "cannot read it (errno \(errno))") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw error("not a regular file") }
+        guard Int(info.st_size) <= largest else { throw error("larger than \(largest >> 20) MB") }
+    }
+}
+
+/// Composites a picture with alpha (a PNG, e.g. a logo) over the frame: ffmpeg's `overlay` with
+/// `format=rgb`, to the bit at scale 1 and full opacity. `alpha=straight` (PNG's own meaning) or
+/// `premultiplied` (colour already multiplied by alpha, as some tools write). `scale` resizes
+/// the image once, in premultiplied form so edges take no dark fringe; `opacity` multiplies its alpha.
+public struct Overlay: Filter, Hashable {
+    public enum Alpha: String, CaseIterable, Sendable { case straight, premultiplied }
+
+    public let path: String
+    public let image: RGBAImage
+    public var x: Anchor
+    public var y: Anchor
+    public var opacity: Double
+    public var scale: Double
+    public var alpha: Alpha
+
+    public static let scaleRange: ClosedRange<Double> = 0.01...16
+
+    public init(path: String, image: RGBAImage, x: Anchor = Anchor("0", vertical: false)!, y: Anchor = Anchor("0", vertical: true)!,
+                opacity: Double = 1, scale: Double = 1, alpha: Alpha = .straight) {
+        (self.path, self.image, self.x, self.y, self.opacity, self.scale, self.alpha) = (path, image, x, y, opacity, scale, alpha)
+    }
+
+    public static func == (a: Overlay, b: Overlay) -> Bool { a.description == b.description && a.image === b.image }
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+
+    public var description: String {
+        var parts = ["overlay", ChainTokenizer.quoted(path), "x=\(x)", "y=\(y)"]
+        if opacity != 1 { parts.append("opacity=\(formatNumber(opacity))") }
+        if scale != 1 { parts.append("scale=\(formatNumber(scale))") }
+        if alpha != .straight { parts.append("alpha=\(alpha.rawValue)") }
+        return parts.joined(separator: " ")
+    }
+
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        OverlayRenderer(overlay: self, frame: input)
+    }
+
+    /// The image as composited: its size after `scale`, and its colour premultiplied or straight.
+    struct Prepared {
+        var width: Int, height: Int
+        /// RGBA, 4 bytes a pixel; colour premultiplied when `premultiplied`.
+        var pixels: [UInt8]
+        var premultiplied: Bool
+    }
+
+    func prepared() -> Prepared {
+        let w = max(1, Int((Double(image.width) * scale).rounded())), h = max(1, Int((Double(image.height) * scale).rounded()))
+        if w == image.width, h == image.height {
+            return Prepared(width: w, height: h, pixels: image.pixels, premultiplied: alpha == .premultiplied)
+        }
+        // Resample colour premultiplied, and alpha, with the scale filter's kernel.
+        let colour = RGBImage(width: image.width, height: image.height), coverage = RGBImage(width: image.width, height: image.height)
+        for row in 0..<image.height {
+            let c = colour.row(row), a = coverage.row(row)
+            for col in 0..<image.width {
+                let i = (row * image.width + col) * 4, alphaValue = image.pixels[i + 3]
+                for k in 0..<3 {
+                    let v = image.pixels[i + k]
+                    c[col * 3 + k] = alpha == .premultiplied ? v : UInt8((Int(v) * Int(alphaValue) + 127) / 255)
+                    a[col * 3 + k] = alphaValue
+                }
+            }
+        }
+        let size = FrameSize(w, h)
+        guard let colourOut = try? FiltersRender.once(Scale(width: w, height: h), colour),
+              let alphaOut = try? FiltersRender.once(Scale(width: w, height: h), coverage) else {
+            return Prepared(width: image.width, height: image.height, pixels: image.pixels, premultiplied: alpha == .premultiplied)
+        }
+        var pixels = [UInt8](repeating: 0, count: size.pixelCount * 4)
+        for row in 0..<h {
+            let c = colourOut.row(row), a = alphaOut.row(row)
+            for col in 0..<w {
+                let i = (row * w + col) * 4
+                let alphaValue = a[col * 3]
+                pixels[i + 3] = alphaValue
+                // A premultiplied colour never exceeds its alpha.
+                for k in 0..<3 { pixels[i + k] = min(c[col * 3 + k], alphaValue) }
+            }
+        }
+        return Prepared(width: w, height: h, pixels: pixels, premultiplied: true)
+    }
+}
+
+enum FiltersRender {
+    static func once(_ filter: any Filter, _ image: RGBImage) throws(FilterError) -> RGBImage {
+        let renderer = try filter.makeRenderer(for: image.size)
+        let out = RGBImage(size: renderer.outputSize)
+        renderer.render(image, into: out)
+        return out
+    }
+}
+
+private final class OverlayRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let image: Overlay.Prepared
+    /// The overlay's visible part: frame rectangle and the image's first pixel in it.
+    private let visible: PixelRect?
+    private let imageOrigin: (x: Int, y: Int)
+    /// Opacity in 1/256 (256: opaque as the image says).
+    private let opacity: Int
+
+    init(overlay: Overlay, frame: FrameSize) {
+        inputSize = frame
+        image = overlay.prepared()
+        let x = overlay.x.position(extent: frame.width, length: image.width)
+        let y = overlay.y.position(extent: frame.height, length: image.height)
+        imageOrigin = (x, y)
+        let x0 = max(0, x), y0 = max(0, y), x1 = min(frame.width, x + image.width), y1 = min(frame.height, y + image.height)
+        visible = x1 > x0 && y1 > y0 ? PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0) : nil
+        opacity = Int((overlay.opacity * 256).rounded())
+    }
+
+    func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
+
+    func render(_ source: RGBImage, into destination: RGBImage, at time: FrameTime) {
+        destination.copyPixels(from: source)
+        renderInPlace(destination, at: time)
+    }
+
+    /// libavfilter's blend: d·(255 − a) + s·a over 255 (straight), or d·(255 − a) / 255 + s
+    /// (premultiplied), with its division (x + 128)·257 >> 16.
+    func renderInPlace(_ frame: RGBImage, at time: FrameTime) {
+        guard let visible, opacity > 0 else { return }
+        let full = opacity >= 256
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for y in visible.y..<(visible.y + visible.height) {
+                let d = frame.row(y)
+                var s = pixels.baseAddress! + ((y - imageOrigin.y) * image.width + (visible.x - imageOrigin.x)) * 4
+                for x in visible.x..<(visible.x + visible.width) {
+                    var a = Int(s[3])
+                    if !full { a = (a * opacity + 128) >> 8 }
+                    if a != 0 {
+                        let p = d + 3 * x
+                        for k in 0..<3 {
+                            let dv = Int(p[k]), sv = Int(s[k])
+                            if image.premultiplied {
+                                let colour = full ? sv : (sv * opacity + 128) >> 8
+                                p[k] = UInt8(min(255, div255(dv * (255 - a)) + colour))
+                            } else {
+                                p[k] = UInt8(div255(dv * (255 - a) + sv * a))
+                            }
+                        }
+                    }
+                    s += 4
+                }
+            }
+        }
+    }
+
+    @inline(__always) private func div255(_ x: Int) -> Int { ((x + 128) * 257) >> 16 }
+}
