@@ -32,6 +32,8 @@ enum ChainTokenizer {
         for character in text {
             if quoted {
                 if escaped {
+                    // Only \" and \\ are escapes; any other backslash stays (text "a\nb" keeps its \n).
+                    if character != "\"" && character != "\\" { current.append("\\") }
                     current.append(character)
                     escaped = false
                 } else if character == "\\" {
@@ -62,6 +64,7 @@ enum ChainTokenizer {
             }
         }
         if quoted { throw .unterminatedQuote }
+        if escaped { current.append("\\") }
         endWord()
         return filters
     }

@@ -262,6 +262,58 @@ public enum FilterCatalog {
                 return overlay
             }),
         FilterDefinition(
+            name: "text", summary: "text drawn with FreeType; tokens {time} (hh:mm:ss.mmm), {pts}, {frame}, {date} (UTC wall clock), \\n for a new line",
+            parameters: [
+                .init(key: "text", kind: .text("the text, in double quotes when it has spaces"), positional: true, defaultValue: nil,
+                      summary: "what to write"),
+                .init(key: "x", kind: .text("N, N%, left|center|right[±N]"), positional: false, defaultValue: "16", summary: "the text block's left edge"),
+                .init(key: "y", kind: .text("N, N%, top|middle|bottom[±N]"), positional: false, defaultValue: "16", summary: "the text block's top edge"),
+                .init(key: "size", kind: .integer(Text.sizeRange), positional: false, defaultValue: "32", summary: "pixel height of the font's em"),
+                .init(key: "color", kind: .color, positional: false, defaultValue: "#FFFFFF", summary: "the letters' colour"),
+                .init(key: "opacity", kind: .number(0...1), positional: false, defaultValue: "1", summary: "the letters' opacity"),
+                .init(key: "box", kind: .text("#RRGGBB or #RRGGBB@OPACITY, e.g. #000000@0.5"), positional: false, defaultValue: nil,
+                      summary: "a box behind the text (default opacity 0.6)"),
+                .init(key: "padding", kind: .integer(0...512), positional: false, defaultValue: nil, summary: "the box's margin around the text (default size/4)"),
+                .init(key: "font", kind: .text("a TrueType/OpenType file"), positional: false, defaultValue: nil,
+                      summary: "default: DejaVu Sans (fonts-dejavu-core), else Liberation Sans, FreeSans or Noto Sans"),
+            ],
+            examples: ["text \"{time}\" x=right-16 y=bottom-16 box=#000000", "text \"LIVE {date}\" size=24 color=#FF3030"],
+            build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
+                guard case let .text(template)? = values["text"] else {
+                    throw .missingParameter(filter: "text", key: "text", expected: "the text, e.g. text \"{time}\"")
+                }
+                let font: FontFile
+                do throws(Text.FontError) {
+                    if case let .text(path)? = values["font"] { font = FontFile(path: path) } else { font = try FontFile.findDefault() }
+                    try Text.checkFont(font)
+                } catch {
+                    throw .badValue(filter: "text", key: "font", value: error.path ?? "(default)", expected: "a usable font: \(error.reason)")
+                }
+                var text = Text(template, font: font)
+                for (key, vertical) in [("x", false), ("y", true)] {
+                    guard case let .text(spelled)? = values[key] else { continue }
+                    guard let anchor = Anchor(spelled, vertical: vertical) else {
+                        throw .badValue(filter: "text", key: key, value: spelled,
+                                        expected: vertical ? "N, N%, or top|middle|bottom with ±N" : "N, N%, or left|center|right with ±N")
+                    }
+                    if vertical { text.y = anchor } else { text.x = anchor }
+                }
+                if case let .integer(v)? = values["size"] { text.size = v }
+                if case let .color(c)? = values["color"] { text.color = c }
+                if case let .number(v)? = values["opacity"] { text.opacity = v }
+                if case let .integer(v)? = values["padding"] { text.padding = v }
+                if case let .text(spelled)? = values["box"] {
+                    let parts = spelled.split(separator: "@", maxSplits: 1)
+                    guard let colour = RGBColor(hex: String(parts[0])),
+                          parts.count == 1 || Double(parts[1]).map({ (0...1).contains($0) }) == true else {
+                        throw .badValue(filter: "text", key: "box", value: spelled, expected: "#RRGGBB or #RRGGBB@OPACITY (0…1)")
+                    }
+                    text.box = colour
+                    if parts.count == 2 { text.boxOpacity = Double(parts[1])! }
+                }
+                return text
+            }),
+        FilterDefinition(
             name: "fade", summary: "fade in from a colour and/or out to it, by output time (ffmpeg's fade with st= and d=, to the bit)",
             parameters: [
                 .init(key: "in", kind: .text("START,DURATION in seconds, e.g. 0,1.5"), positional: false, defaultValue: nil,

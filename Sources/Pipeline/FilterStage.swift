@@ -230,6 +230,7 @@ final class FilterStage: @unchecked Sendable {
         if rgb == nil { rgb = try makeRGB(chain) }
         guard let (filter, converters) = rgb else { return }
         let time = FrameTime(seconds: Double(pts) * timeBase, frame: constantRate ? Int(pts) : shownFrames,
+                             sourceSeconds: frame.timestamp.map { Double($0) * plan.input.video.timeBase.doubleValue },
                              wallClock: Date().timeIntervalSince1970)
         shownFrames += 1
         let image = try filter.filter(frame, at: time, convert: convert)

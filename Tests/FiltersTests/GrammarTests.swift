@@ -39,7 +39,7 @@ import Testing
         """
         let chain = try FilterChain(parsingFile: text)
         #expect(chain.description == "scale max=1280 | blur sigma=12 x=10 y=20 w=200 h=100 | rotate 90")
-        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale", "fade", "eq"]))) {
+        #expect(throws: ChainSyntaxError.onLine(3, .unknownFilter(name: "blurr", validNames: ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale", "overlay", "text", "fade", "eq"]))) {
             try FilterChain(parsingFile: "# c\nmirror\nblurr 3\n")
         }
     }
@@ -78,11 +78,24 @@ import Testing
     }
 
     @Test func catalogDescribesEveryFilter() {
-        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale", "fade", "eq"])
+        #expect(FilterCatalog.definitions.map(\.name) == ["blur", "rotate", "mirror", "scale", "crop", "invert", "pixelate", "boxblur", "sharpen", "grayscale", "overlay", "text", "fade", "eq"])
         for definition in FilterCatalog.definitions {
             // A filter may take no parameter (invert), never no summary.
             #expect(!definition.summary.isEmpty && (!definition.parameters.isEmpty || definition.name == "invert"))
-            for example in definition.examples { #expect(throws: Never.self) { try FilterChain(parsing: example) } }
+            for example in definition.examples {
+                do {
+                    _ = try FilterChain(parsing: example)
+                } catch let error as ChainSyntaxError {
+                    // An example may name a file the reader has (logo.png): then only that is missing.
+                    guard case let .badValue(_, key, _, expected) = error, ["file", "track"].contains(key),
+                          expected.contains("no such file") else {
+                        Issue.record("example '\(example)': \(error)")
+                        continue
+                    }
+                } catch {
+                    Issue.record("example '\(example)': \(error)")
+                }
+            }
         }
     }
 }

@@ -1,0 +1,290 @@
+import CFreeType
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A font file for the text filter: `font=FILE`, or the first of Debian's common fonts present.
+public struct FontFile: Sendable, Hashable, CustomStringConvertible {
+    public let path: String
+
+    /// Debian packages' fonts, in order of preference (the package names in the comments).
+    public static let candidates = [
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",           // fonts-dejavu-core
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf", // fonts-liberation
+        "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf", // fonts-liberation2
+        "/usr/share/fonts/truetype/freefont/FreeSans.ttf",           // fonts-freefont-ttf
+        "/usr/share/fonts/truetype/noto/NotoSans-Regular.ttf",       // fonts-noto-core
+    ]
+
+    /// The first candidate that exists, or why none does.
+    public static func findDefault() throws(Text.FontError) -> FontFile {
+        for path in candidates where access(path, R_OK) == 0 { return FontFile(path: path) }
+        throw Text.FontError(path: nil, reason: "no font found (looked for \(candidates.joined(separator: ", "))): "
+                             + "install one with apt-get install fonts-dejavu-core, or give font=FILE")
+    }
+
+    public init(path: String) { self.path = path }
+
+    public var description: String { path }
+}
+
+/// Text drawn on the picture, with FreeType: `text "…" x= y= size= color= box=`. Tokens:
+/// `{time}` output time hh:mm:ss.mmm, `{pts}` the shown frame's own time in seconds, `{frame}`
+/// the output picture number, `{date}` the wall clock (UTC, for live), `\n` a new line. Glyphs are
+/// rendered once per renderer and cached; each picture only lays out and blends.
+public struct Text: Filter, Hashable, TimeVaryingFilter {
+    public var template: String
+    public var x: Anchor
+    public var y: Anchor
+    /// Pixel height of the em square.
+    public var size: Int
+    public var color: RGBColor
+    public var opacity: Double
+    /// A box behind the text, its colour and opacity; nil for none.
+    public var box: RGBColor?
+    public var boxOpacity: Double
+    public var padding: Int?
+    public var font: FontFile
+
+    public static let sizeRange = 4...1024
+    static let tokens = ["{time}", "{pts}", "{frame}", "{date}"]
+
+    public struct FontError: Error, Sendable, CustomStringConvertible {
+        public let path: String?
+        public let reason: String
+        public var description: String { path.map { "\($0): \(reason)" } ?? reason }
+    }
+
+    public init(_ template: String, x: Anchor = Anchor("16", vertical: false)!, y: Anchor = Anchor("16", vertical: true)!,
+                size: Int = 32, color: RGBColor = .white, opacity: Double = 1, box: RGBColor? = nil, boxOpacity: Double = 0.6,
+                padding: Int? = nil, font: FontFile) {
+        (self.template, self.x, self.y, self.size, self.color, self.opacity) = (template, x, y, size, color, opacity)
+        (self.box, self.boxOpacity, self.padding, self.font) = (box, boxOpacity, padding, font)
+    }
+
+    public var isTimeDependent: Bool { Self.tokens.contains { template.contains($0) } }
+
+    public var description: String {
+        var parts = ["text", ChainTokenizer.quoted(template), "x=\(x)", "y=\(y)", "size=\(size)", "color=\(color)"]
+        if opacity != 1 { parts.append("opacity=\(formatNumber(opacity))") }
+        if let box { parts.append("box=\(box)" + (boxOpacity == 0.6 ? "" : "@\(formatNumber(boxOpacity))")) }
+        if let padding { parts.append("padding=\(padding)") }
+        if font != (try? FontFile.findDefault()) { parts.append("font=\(ChainTokenizer.quoted(font.path))") }
+        return parts.joined(separator: " ")
+    }
+
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+
+    public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        do {
+            return try TextRenderer(text: self, frame: input)
+        } catch {
+            throw .invalidGeometry(filter: "text", reason: "\(error)")
+        }
+    }
+
+    /// Checks that FreeType opens the font (at parse time, so a bad font fails at start-up).
+    static func checkFont(_ font: FontFile) throws(FontError) {
+        try RegularFile.check(font.path, largest: 64 << 20) { FontError(path: font.path, reason: $0) }
+        _ = try FontFace(path: font.path, size: 16)
+    }
+
+    /// The text with its tokens replaced for the picture at `time`.
+    public func expanded(at time: FrameTime) -> String {
+        guard template.contains("{") || template.contains("\\n") else { return template }
+        var out = template.replacingAll("\\n", with: "\n")
+        if out.contains("{time}") { out = out.replacingAll("{time}", with: Self.clock(time.seconds)) }
+        if out.contains("{pts}") { out = out.replacingAll("{pts}", with: Self.fixed(time.sourceSeconds ?? time.seconds, 3)) }
+        if out.contains("{frame}") { out = out.replacingAll("{frame}", with: String(time.frame)) }
+        if out.contains("{date}") { out = out.replacingAll("{date}", with: Self.date(time.wallClock ?? 0)) }
+        return out
+    }
+
+    /// hh:mm:ss.mmm
+    static func clock(_ seconds: Double) -> String {
+        let ms = Int((max(0, seconds) * 1000).rounded(.down))
+        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let millis = ms % 1000
+        return "\(two(ms / 3_600_000)):\(two(ms / 60000 % 60)):\(two(ms / 1000 % 60)).\(millis < 10 ? "00" : millis < 100 ? "0" : "")\(millis)"
+    }
+
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        let scale = Double([1, 10, 100, 1000][digits])
+        let scaled = Int((value * scale).rounded())
+        let whole = scaled / Int(scale), fraction = abs(scaled % Int(scale))
+        var text = String(fraction)
+        while text.count < digits { text = "0" + text }
+        return (value < 0 && whole == 0 ? "-" : "") + "\(whole).\(text)"
+    }
+
+    /// YYYY-MM-DD hh:mm:ss UTC
+    static func date(_ unix: Double) -> String {
+        var seconds = time_t(unix.rounded(.down)), parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) UTC"
+    }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = "", rest = Substring(self)
+        while let range = rest.firstRange(of: target) {
+            out += rest[..<range.lowerBound] + replacement
+            rest = rest[range.upperBound...]
+        }
+        return out + rest
+    }
+}
+
+/// One FreeType face at one pixel size, owning its library handle (FreeType handles are not
+/// shared between threads; a renderer has its own).
+final class FontFace {
+    private var library: FT_Library?
+    private var face: FT_Face?
+    let ascender: Int
+    let lineHeight: Int
+
+    init(path: String, size: Int) throws(Text.FontError) {
+        guard FT_Init_FreeType(&library) == 0 else { throw Text.FontError(path: nil, reason: "FreeType did not start") }
+        guard FT_New_Face(library, path, 0, &face) == 0, let face else {
+            FT_Done_FreeType(library)
+            throw Text.FontError(path: path, reason: "not a font FreeType can open")
+        }
+        guard FT_Set_Pixel_Sizes(face, 0, FT_UInt(size)) == 0 else {
+            FT_Done_Face(face)
+            FT_Done_FreeType(library)
+            throw Text.FontError(path: path, reason: "has no size \(size)")
+        }
+        let metrics = face.pointee.size.pointee.metrics
+        ascender = Int(metrics.ascender >> 6)
+        lineHeight = max(1, Int(metrics.height >> 6))
+    }
+
+    deinit {
+        FT_Done_Face(face)
+        FT_Done_FreeType(library)
+    }
+
+    /// A glyph's coverage bitmap and metrics; nil when the font has no picture for it.
+    struct Glyph {
+        var width: Int, rows: Int, left: Int, top: Int, advance: Int
+        var coverage: [UInt8]
+    }
+
+    func render(_ scalar: Unicode.Scalar) -> Glyph? {
+        guard let face, FT_Load_Char(face, FT_ULong(scalar.value), Int32(FT_LOAD_RENDER)) == 0, let slot = face.pointee.glyph else { return nil }
+        let bitmap = slot.pointee.bitmap
+        let width = Int(bitmap.width), rows = Int(bitmap.rows), pitch = Int(bitmap.pitch)
+        var coverage = [UInt8](repeating: 0, count: width * rows)
+        if let buffer = bitmap.buffer, width > 0, rows > 0, bitmap.pixel_mode == UInt8(FT_PIXEL_MODE_GRAY.rawValue) {
+            for r in 0..<rows {
+                for c in 0..<width { coverage[r * width + c] = buffer[r * pitch + c] }
+            }
+        }
+        return Glyph(width: width, rows: rows, left: Int(slot.pointee.bitmap_left), top: Int(slot.pointee.bitmap_top),
+                     advance: Int(slot.pointee.advance.x >> 6), coverage: coverage)
+    }
+}
+
+private final class TextRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let text: Text
+    private let face: FontFace
+    private var glyphs: [UInt32: FontFace.Glyph?] = [:]
+    /// The last layout's text and its glyph placements, reused while the text stays the same.
+    private var laidOut: (text: String, width: Int, height: Int, placements: [(glyph: FontFace.Glyph, x: Int, y: Int)])?
+
+    init(text: Text, frame: FrameSize) throws(Text.FontError) {
+        self.text = text
+        inputSize = frame
+        face = try FontFace(path: text.font.path, size: text.size)
+    }
+
+    func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
+
+    func render(_ source: RGBImage, into destination: RGBImage, at time: FrameTime) {
+        destination.copyPixels(from: source)
+        renderInPlace(destination, at: time)
+    }
+
+    private func glyph(_ scalar: Unicode.Scalar) -> FontFace.Glyph? {
+        if let cached = glyphs[scalar.value] { return cached }
+        let made = face.render(scalar)
+        glyphs[scalar.value] = made
+        return made
+    }
+
+    /// Glyph positions relative to the text block's top-left, and the block's size.
+    private func layout(_ string: String) -> (width: Int, height: Int, placements: [(glyph: FontFace.Glyph, x: Int, y: Int)]) {
+        if let laidOut, laidOut.text == string { return (laidOut.width, laidOut.height, laidOut.placements) }
+        var placements: [(glyph: FontFace.Glyph, x: Int, y: Int)] = []
+        var width = 0, line = 0
+        for text in string.split(separator: "\n", omittingEmptySubsequences: false) {
+            var pen = 0
+            let baseline = line * face.lineHeight + face.ascender
+            for scalar in text.unicodeScalars {
+                guard let g = glyph(scalar) else { continue }
+                if g.width > 0, g.rows > 0 { placements.append((g, pen + g.left, baseline - g.top)) }
+                pen += g.advance
+            }
+            width = max(width, pen)
+            line += 1
+        }
+        let height = line * face.lineHeight
+        laidOut = (string, width, height, placements)
+        return (width, height, placements)
+    }
+
+    func renderInPlace(_ image: RGBImage, at time: FrameTime) {
+        let (width, height, placements) = layout(text.expanded(at: time))
+        guard width > 0 else { return }
+        let pad = text.box == nil ? 0 : (text.padding ?? max(2, text.size / 4))
+        let boxWidth = width + 2 * pad, boxHeight = height + 2 * pad
+        let left = text.x.position(extent: inputSize.width, length: boxWidth)
+        let top = text.y.position(extent: inputSize.height, length: boxHeight)
+        if let box = text.box {
+            blendRect(image, x: left, y: top, width: boxWidth, height: boxHeight, color: box, alpha: Int((text.boxOpacity * 255).rounded()))
+        }
+        let opacity = Int((text.opacity * 256).rounded())
+        let c = text.color
+        for p in placements {
+            let gx = left + pad + p.x, gy = top + pad + p.y
+            let x0 = max(0, gx), y0 = max(0, gy)
+            let x1 = min(inputSize.width, gx + p.glyph.width), y1 = min(inputSize.height, gy + p.glyph.rows)
+            guard x1 > x0, y1 > y0 else { continue }
+            p.glyph.coverage.withUnsafeBufferPointer { coverage in
+                for y in y0..<y1 {
+                    let row = image.row(y)
+                    let src = coverage.baseAddress! + (y - gy) * p.glyph.width
+                    for x in x0..<x1 {
+                        var a = Int(src[x - gx])
+                        if opacity < 256 { a = (a * opacity + 128) >> 8 }
+                        guard a > 0 else { continue }
+                        let d = row + 3 * x
+                        d[0] = blend(d[0], c.r, a); d[1] = blend(d[1], c.g, a); d[2] = blend(d[2], c.b, a)
+                    }
+                }
+            }
+        }
+    }
+
+    private func blendRect(_ image: RGBImage, x: Int, y: Int, width: Int, height: Int, color: RGBColor, alpha: Int) {
+        let x0 = max(0, x), y0 = max(0, y), x1 = min(inputSize.width, x + width), y1 = min(inputSize.height, y + height)
+        guard x1 > x0, y1 > y0, alpha > 0 else { return }
+        for row in y0..<y1 {
+            let d = image.row(row)
+            for col in x0..<x1 {
+                let p = d + 3 * col
+                p[0] = blend(p[0], color.r, alpha); p[1] = blend(p[1], color.g, alpha); p[2] = blend(p[2], color.b, alpha)
+            }
+        }
+    }
+
+    /// d·(255 − a) + s·a over 255, rounded.
+    @inline(__always) private func blend(_ d: UInt8, _ s: UInt8, _ a: Int) -> UInt8 {
+        UInt8(((Int(d) * (255 - a) + Int(s) * a + 128) * 257) >> 16)
+    }
+}
