@@ -47,13 +47,36 @@ public struct Eq: Filter, Hashable {
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
         _ = try outputSize(for: input)
-        return EqRenderer(tables: tables, size: input)
+        return EqRenderer(tables: tables, saturation: saturation, size: input)
     }
 
     /// The luma table and the chroma table, as libavfilter's `eq` computes them.
     var tables: (luma: [UInt8], chroma: [UInt8]) {
         (Self.table(brightness: brightness, contrast: contrast, gamma: gamma),
          Self.table(brightness: 0, contrast: saturation, gamma: 1))
+    }
+
+    /// What libavfilter does to one plane: nothing, its fixed-point affine routine
+    /// `((v · c) >> 12) + b` clamped (gamma 1, |contrast| < 8), or a table.
+    enum PlaneOperation: Equatable {
+        case identity
+        case affine(c: Int32, b: Int32)
+        case table([UInt8])
+
+        init(brightness: Double, contrast: Double, gamma: Double) {
+            let brightness = Double(Float(brightness)), contrast = Double(Float(contrast)), gamma = Double(Float(gamma))
+            if contrast == 1, brightness == 0, gamma == 1 { self = .identity; return }
+            if gamma == 1, abs(contrast) < 8 {
+                let c = Int(contrast * 256 * 16)
+                self = .affine(c: Int32(c), b: Int32((Int(100 * brightness + 100) * 511) / 200 - 128 - c / 32))
+                return
+            }
+            self = .table(Eq.table(brightness: brightness, contrast: contrast, gamma: gamma))
+        }
+    }
+
+    var operations: (luma: PlaneOperation, chroma: PlaneOperation) {
+        (PlaneOperation(brightness: brightness, contrast: contrast, gamma: gamma), PlaneOperation(brightness: 0, contrast: saturation, gamma: 1))
     }
 
     /// One plane's table. libavfilter runs a plane through one of three things: nothing (neutral),
@@ -86,89 +109,121 @@ private final class EqRenderer: FilterRenderer {
     let inputSize: FrameSize
     var outputSize: FrameSize { inputSize }
     private let bands: Int
-    /// Change of each table at each code, and between codes (the slope), as floats.
-    private let lumaDelta = ScratchBuffer<Float>(count: 257, zero: 0), chromaDelta = ScratchBuffer<Float>(count: 257, zero: 0)
+    /// Per full-range luma 0…255 (BT.709 weights): the change eq's luma table makes, back in RGB
+    /// levels, × 256. Chroma scales by the saturation: every channel's distance from luma × `k`/256.
+    private let lumaDelta = ScratchBuffer<Int32>(count: 256, zero: 0)
+    private let saturation: Int32
+    /// Each channel's constant change × 256: libavfilter's chroma routine moves its centre a little
+    /// (its fixed point rounds down), which shows as a faint tint.
+    private let offsets: (r: Int32, g: Int32, b: Int32)
+    /// Per band: a row of luma and a row of each pixel's base value.
+    private let rowScratch: [ScratchBuffer<Int32>]
 
-    init(tables: (luma: [UInt8], chroma: [UInt8]), size: FrameSize) {
+    init(tables: (luma: [UInt8], chroma: [UInt8]), saturation scale: Double, size: FrameSize) {
         inputSize = size
         bands = Parallel.bandCount(for: size.height, minimumPerBand: 32)
-        for code in 0...256 {
-            let c = min(code, 255)
-            lumaDelta.base[code] = Float(Int(tables.luma[c]) - c)
-            chromaDelta.base[code] = Float(Int(tables.chroma[c]) - c)
+        // The chroma table is libavfilter's affine routine: C' = s'·C + offset, s' its fixed-point slope.
+        let slope = Double(Int(Double(Float(scale)) * 4096)) / 4096
+        saturation = Int32((slope * 256).rounded())
+        var offset = 0.0
+        for code in 16...240 { offset += Double(tables.chroma[code]) - 128 - slope * Double(code - 128) }
+        offset /= 225
+        // RGB levels per code of Cb and Cr (BT.709, limited range).
+        let kr = 0.2126, kb = 0.0722, kg = 1 - kr - kb, perCode = 255.0 / 224
+        let rCr = 2 * (1 - kr) * perCode, bCb = 2 * (1 - kb) * perCode
+        let gCb = -2 * (1 - kb) * kb / kg * perCode, gCr = -2 * (1 - kr) * kr / kg * perCode
+        offsets = (Int32((rCr * offset * 256).rounded()), Int32(((gCb + gCr) * offset * 256).rounded()), Int32((bCb * offset * 256).rounded()))
+        rowScratch = (0..<bands).map { _ in ScratchBuffer<Int32>(count: 2 * size.width + 16, zero: 0) }
+        // Luma's code on the limited-range scale is continuous here: read the table between entries.
+        for y in 0...255 {
+            let code = 16 + Double(y) * 219 / 255
+            let i = min(254, Int(code)), f = code - Double(i)
+            let mapped = Double(tables.luma[i]) * (1 - f) + Double(tables.luma[i + 1]) * f
+            lumaDelta.base[y] = Int32(((mapped - code) * 255 / 219 * 256).rounded())
         }
     }
 
-    /// The table's change at a continuous code, read linearly between entries.
-    @inline(__always) private static func change(_ table: UnsafeMutablePointer<Float>, _ code: Float) -> Float {
-        let c = max(0, min(255, code))
-        let i = Int(c), f = c - Float(i)
-        return table[i] + (table[i + 1] - table[i]) * f
-    }
-
     func render(_ source: RGBImage, into destination: RGBImage) {
-        let width = inputSize.width
-        // BT.709 limited range: Y = 16 + 219/255·(Kr R + Kg G + Kb B), Cb = 128 + 224/255·(B − y)/1.8556, Cr likewise.
-        let kr: Float = 0.2126, kb: Float = 0.0722, kg: Float = 1 - kr - kb
-        let ys: Float = 219.0 / 255, cs: Float = 224.0 / 255
-        let cbScale = cs / (2 * (1 - kb)), crScale = cs / (2 * (1 - kr))
-        // Back: ΔR = ΔY/ys + 2(1 − Kr)/cs·ΔCr; ΔG = ΔY/ys − …; ΔB = ΔY/ys + 2(1 − Kb)/cs·ΔCb.
-        let ay = 1 / ys, rCr = 2 * (1 - kr) / cs, bCb = 2 * (1 - kb) / cs
-        let gCb = -2 * (1 - kb) * kb / kg / cs, gCr = -2 * (1 - kr) * kr / kg / cs
-        let lumaTable = lumaDelta, chromaTable = chromaDelta
-        Parallel.forEachBand(of: inputSize.height, bands: bands) { _, rows in
-            let lt = lumaTable.base, ct = chromaTable.base
-            for y in rows {
+        let width = inputSize.width, table = lumaDelta, k = saturation, rows = rowScratch, offsets = offsets
+        // BT.709 weights in 1/65536 (as grayscale's), summing to 65536.
+        let (wr, wg, wb): (Int32, Int32, Int32) = (13933, 46871, 4732)
+        Parallel.forEachBand(of: inputSize.height, bands: bands) { band, range in
+            let delta = table.base
+            // Two passes a row, each a loop the compiler vectorises: luma, then (after the table
+            // look-up, which does not vectorise) the three channels.
+            let lumaRow = rows[band].base, baseRow = rows[band].base + width
+            for y in range {
                 let s = source.row(y), d = destination.row(y)
                 for x in 0..<width {
                     let p = 3 * x
-                    let r = Float(s[p]), g = Float(s[p + 1]), b = Float(s[p + 2])
-                    let luma = kr * r + kg * g + kb * b
-                    let dy = Self.change(lt, 16 + ys * luma) * ay
-                    let dcb = Self.change(ct, 128 + cbScale * (b - luma))
-                    let dcr = Self.change(ct, 128 + crScale * (r - luma))
-                    d[p] = clampRound(r + dy + rCr * dcr)
-                    d[p + 1] = clampRound(g + dy + gCb * dcb + gCr * dcr)
-                    d[p + 2] = clampRound(b + dy + bCb * dcb)
+                    lumaRow[x] = (wr &* Int32(s[p]) &+ wg &* Int32(s[p + 1]) &+ wb &* Int32(s[p + 2]) &+ 32768) >> 16
+                }
+                for x in 0..<width {
+                    let luma = lumaRow[x]
+                    baseRow[x] = (luma << 8) &+ delta[Int(luma)] &+ 128 &- k &* luma
+                }
+                // new = luma + Δ + k·(old − luma), all × 256, rounded: base + k·old.
+                for x in 0..<width {
+                    let p = 3 * x, base = baseRow[x]
+                    d[p] = clamp8((base &+ offsets.r &+ k &* Int32(s[p])) >> 8)
+                    d[p + 1] = clamp8((base &+ offsets.g &+ k &* Int32(s[p + 1])) >> 8)
+                    d[p + 2] = clamp8((base &+ offsets.b &+ k &* Int32(s[p + 2])) >> 8)
                 }
             }
         }
     }
 }
 
-@inline(__always) private func clampRound(_ v: Float) -> UInt8 {
-    UInt8(max(0, min(255, v + 0.5)))
+@inline(__always) private func clamp8(_ v: Int32) -> UInt8 {
+    UInt8(truncatingIfNeeded: min(255, max(0, v)))
 }
+
 
 extension Eq: PlanarFilter {
     /// On the planes only when they are BT.709 limited range, the Y′CbCr `eq`'s meaning is stated on.
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         guard color.matrix == .bt709, color.range == .limited else { return nil }
-        let tables = tables
-        return PlaneTableRenderer(size: picture.shifted(by: role.shift), table: role == .luma ? tables.luma : tables.chroma)
+        let operations = operations
+        return PlaneOperationRenderer(size: picture.shifted(by: role.shift), operation: role == .luma ? operations.luma : operations.chroma)
     }
 }
 
-/// Each sample through a 256-entry table.
-final class PlaneTableRenderer: PlaneRenderer {
+/// Each sample through libavfilter's operation for its plane: a copy, its affine fixed point
+/// (a plain loop the compiler vectorises), or a 256-entry table.
+final class PlaneOperationRenderer: PlaneRenderer {
     let inputSize: FrameSize
     var outputSize: FrameSize { inputSize }
+    private let operation: Eq.PlaneOperation
     private let table = ScratchBuffer<UInt8>(count: 256, zero: 0)
     private let bands: Int
 
-    init(size: FrameSize, table: [UInt8]) {
+    init(size: FrameSize, operation: Eq.PlaneOperation) {
         inputSize = size
-        for (i, v) in table.enumerated() { self.table.base[i] = v }
+        self.operation = operation
+        if case let .table(values) = operation { for (i, v) in values.enumerated() { table.base[i] = v } }
         bands = Parallel.bandCount(for: size.height, minimumPerBand: 64)
     }
 
     func render(_ source: Plane, into destination: Plane) {
-        let width = source.width, table = table
+        let width = source.width, table = table, operation = operation
         Parallel.forEachBand(of: source.height, bands: bands) { _, rows in
-            let lut = table.base
             for y in rows {
                 let s = source.row(y), d = destination.row(y)
-                for x in 0..<width { d[x] = lut[Int(s[x])] }
+                switch operation {
+                case .identity:
+                    d.update(from: s, count: width)
+                case let .affine(c, b):
+                    // (v·c) >> 12 as (16v · c) >> 16 on 16-bit lanes: c fits 16 bits for |contrast| < 8,
+                    // and the compiler makes it one multiply-high per lane (libavfilter's SIMD does the same).
+                    let c16 = Int32(Int16(truncatingIfNeeded: c)), b16 = Int16(truncatingIfNeeded: b)
+                    for x in 0..<width {
+                        let high = Int16(truncatingIfNeeded: (Int32(Int16(s[x]) << 4) &* c16) >> 16)
+                        d[x] = UInt8(truncatingIfNeeded: min(255, max(0, high &+ b16)))
+                    }
+                case .table:
+                    let lut = table.base
+                    for x in 0..<width { d[x] = lut[Int(s[x])] }
+                }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 // livefilter-bench: Swift filter kernels against libavfilter / libswscale on the same frames, in
 // the same process. Usage: livefilter-bench [--quick] [--only TEXT] [--threads 1|2|both] [--runs N]
 #if canImport(Glibc)
@@ -130,6 +131,38 @@ func filterCase(_ kernel: String, _ filter: any Filter, graph: String, label: St
     }
 }
 
+/// Issue 14's compositing filters and a region, with the libavfilter graph that does the same job:
+/// a 256x128 logo (alpha gradient), a text line with a box, a privacy blur on 4 % and 25 % of the
+/// frame (ffmpeg: split, crop, gblur, overlay back).
+func overlayCases() -> [(String, any Filter, String)] {
+    var out: [(String, any Filter, String)] = []
+    let logo = "/tmp/livefilter-bench-logo.png"
+    if !FileManager.default.fileExists(atPath: logo) {
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "nullsrc=s=256x128", "-vf",
+                            "format=rgba,geq=r='X':g='255-Y':b=128:a='mod(X+Y\\,256)'", "-frames:v", "1", logo]
+        try? ffmpeg.run()
+        ffmpeg.waitUntilExit()
+    }
+    if let chain = try? FilterChain(parsing: "overlay \(logo) x=right-16 y=top+16"), let overlay = chain.filters.first {
+        out.append(("overlay 256x128", overlay, "movie=\(logo)[logo];[in][logo]overlay=x=W-w-16:y=16"))
+    }
+    let font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    if let chain = try? FilterChain(parsing: "text \"00:00:01.500 · frame 45\" x=16 y=16 size=48 box=#000000@0.5 font=\(font)"),
+       let text = chain.filters.first {
+        out.append(("text 48px + box", text,
+                    "drawtext=fontfile=\(font):text='00\\:00\\:01.500 · frame 45':x=16:y=16:fontsize=48:fontcolor=white:box=1:boxcolor=black@0.5:boxborderw=12"))
+    }
+    for (name, w, h) in [("4 %", 384, 216), ("25 %", 960, 540)] {
+        if let chain = try? FilterChain(parsing: "blur sigma=14 region=480,270,\(w),\(h)"), let region = chain.filters.first {
+            out.append(("blur 14 region \(name)", region,
+                        "split[a][b];[b]crop=\(w):\(h):480:270,gblur=sigma=14[c];[a][c]overlay=480:270"))
+        }
+    }
+    return out
+}
+
 var cases: [Case] = []
 for (label, image) in images {
     for sigma in [1.0, 2, 6, 30, 100] {
@@ -212,7 +245,9 @@ do {
         ("pixelate 16", Pixelate(size: 16), "pixelize=w=16:h=16"),
         ("invert", Invert(), "negate"),
         ("grayscale", Grayscale(matrix: .bt709), "hue=s=0"),
-    ]
+        ("eq b/c/s", Eq(brightness: 0.06, contrast: 1.2, saturation: 1.3), "eq=brightness=0.06:contrast=1.2:saturation=1.3"),
+        ("fade (fading)", Fade(in: Fade.Window(start: 0, duration: 1000)), "fade=t=in:st=0:d=1000"),
+    ] + overlayCases()
     for (name, filter, graph) in filters {
         cases.append(Case(name, "1920x1080", theirs: graph + " (yuv420p)", pixels: full.size.pixelCount,
                           traffic: 6 * full.size.pixelCount) { threads in
@@ -220,6 +255,12 @@ do {
             let renderer = try filter.makeRenderer(for: full.size)
             let output = RGBImage(size: renderer.outputSize)
             let runner = try FilterGraphRunner(graph, planes: source.view, threads: threads)
+            // A filter that works in place (a region, an overlay, text) is timed as the pipeline runs
+            // it: on the picture, with no copy of the whole frame.
+            if let inPlace = renderer as? any InPlaceFilterRenderer {
+                output.copyPixels(from: full)
+                return ({ inPlace.renderInPlace(output, at: .zero) }, { try runner.run() }, { "ours in place on RGB, theirs on yuv420p" })
+            }
             return ({ renderer.render(full, into: output) }, { try runner.run() }, { "ours on RGB, theirs on yuv420p" })
         })
     }
@@ -236,6 +277,7 @@ do {
         ("blur sigma=6 | rotate 90 | mirror | scale fit=720x1280", "gblur=sigma=6,transpose=1,hflip,scale=720:1280"),
         ("blur sigma=6", "gblur=sigma=6"), ("blur sigma=30", "gblur=sigma=30"),
         ("scale fit=1280x720", "scale=1280:720"), ("rotate 90", "transpose=1"),
+        ("eq brightness=0.06 contrast=1.2 saturation=1.3", "eq=brightness=0.06:contrast=1.2:saturation=1.3"),
     ]
     for (text, graph) in chains {
         let chain = try FilterChain(parsing: text)

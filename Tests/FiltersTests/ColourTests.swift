@@ -98,7 +98,7 @@ import Testing
         #expect(changed, "eq \(setting) changed nothing")
     }
 
-    @Test("eq on RGB: libavfilter's eq between BT.709 limited-range conversions, ≥ 45 dB, within 6 levels (× contrast / 2 above 2); neutral is exact",
+    @Test("eq on RGB: libavfilter's eq between BT.709 limited-range conversions, ≥ 45 dB, within 3 + 3 × max(1, contrast, saturation) levels; neutral is exact",
           arguments: settings)
     func rgbEqMatchesLibavfilter(setting: String) throws {
         let image = Images.natural(320, 180)
@@ -111,9 +111,9 @@ import Testing
         let db = TimelineTests.psnr(ours, reference, in: PixelRect(x: 0, y: 0, width: 320, height: 180))
         let conversions = TimelineTests.psnr(roundTrip, image, in: PixelRect(x: 0, y: 0, width: 320, height: 180))
         #expect(db >= 45, "eq \(setting): \(db) dB (the conversions alone: \(conversions) dB)")
-        // A level of conversion rounding before eq is multiplied by its contrast.
-        let contrast = (try FilterChain(parsing: "eq " + setting).filters.first as? Eq)?.contrast ?? 1
-        let bound = 6 * max(1, Int(abs(contrast).rounded(.up)) / 2)
+        // A level of conversion rounding before eq is multiplied by its contrast or its saturation.
+        let eq = try #require(try FilterChain(parsing: "eq " + setting).filters.first as? Eq)
+        let bound = 3 + Int((3 * max(1, abs(eq.contrast), eq.saturation)).rounded(.up))
         let worst = Self.maxDifference(ours, reference)
         #expect(worst <= bound, "eq \(setting): \(worst) levels")
         print("eq \(setting) on RGB vs libavfilter: \(String(format: "%.1f", db)) dB, worst \(worst) levels; conversions alone \(String(format: "%.1f", conversions)) dB")
