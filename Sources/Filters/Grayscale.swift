@@ -61,3 +61,30 @@ private final class GrayscaleRenderer: FilterRenderer {
         }
     }
 }
+
+extension Grayscale: PlanarFilter {
+    /// On the planes of a stream whose matrix has these luma weights, grey is the luma plane as it
+    /// is and both chroma planes at their neutral 128: no arithmetic at all. Any other matrix: nil
+    /// (the RGB path).
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard color.range == .limited, color.matrix == (matrix == .bt709 ? .bt709 : .bt601) else { return nil }
+        let size = picture.shifted(by: role.shift)
+        return role == .luma ? CopyRenderer(size: size) : PlaneFillRenderer(size: size, value: 128)
+    }
+}
+
+/// Writes one value everywhere (a neutral chroma plane).
+final class PlaneFillRenderer: PlaneRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let value: UInt8
+
+    init(size: FrameSize, value: UInt8) {
+        inputSize = size
+        self.value = value
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        for y in 0..<destination.height { destination.row(y).update(repeating: value, count: destination.width) }
+    }
+}

@@ -55,6 +55,8 @@ struct PlanarChainTests {
         "blur sigma=6 | scale 1920x1080 method=bilinear", "blur sigma=12 | scale 640x360 method=area",
         // eq: a table per plane (libavfilter's eq), against the RGB eq.
         "eq brightness=0.06 saturation=1.3", "blur sigma=3 | eq contrast=1.2 gamma=0.9 | rotate 90",
+        // grayscale: the luma plane as it is, chroma neutral.
+        "grayscale", "scale fit=1280x720 | grayscale | mirror",
     ].map { try! FilterChain(parsing: $0) }
 
     @Test(arguments: chains)
