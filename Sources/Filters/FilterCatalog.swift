@@ -248,14 +248,8 @@ public enum FilterCatalog {
                     throw .badValue(filter: "overlay", key: "file", value: path, expected: "a readable PNG: \(error.reason)")
                 }
                 var overlay = Overlay(path: path, image: image)
-                for (key, vertical) in [("x", false), ("y", true)] {
-                    guard case let .text(text)? = values[key] else { continue }
-                    guard let anchor = Anchor(text, vertical: vertical) else {
-                        throw .badValue(filter: "overlay", key: key, value: text,
-                                        expected: vertical ? "N, N%, or top|middle|bottom with ±N" : "N, N%, or left|center|right with ±N")
-                    }
-                    if vertical { overlay.y = anchor } else { overlay.x = anchor }
-                }
+                if let x = try anchor(values, "x", filter: "overlay") { overlay.x = x }
+                if let y = try anchor(values, "y", filter: "overlay") { overlay.y = y }
                 if case let .number(v)? = values["opacity"] { overlay.opacity = v }
                 if case let .number(v)? = values["scale"] { overlay.scale = v }
                 if case let .choice(a)? = values["alpha"] { overlay.alpha = Overlay.Alpha(rawValue: a)! }
@@ -290,14 +284,8 @@ public enum FilterCatalog {
                     throw .badValue(filter: "text", key: "font", value: error.path ?? "(default)", expected: "a usable font: \(error.reason)")
                 }
                 var text = Text(template, font: font)
-                for (key, vertical) in [("x", false), ("y", true)] {
-                    guard case let .text(spelled)? = values[key] else { continue }
-                    guard let anchor = Anchor(spelled, vertical: vertical) else {
-                        throw .badValue(filter: "text", key: key, value: spelled,
-                                        expected: vertical ? "N, N%, or top|middle|bottom with ±N" : "N, N%, or left|center|right with ±N")
-                    }
-                    if vertical { text.y = anchor } else { text.x = anchor }
-                }
+                if let x = try anchor(values, "x", filter: "text") { text.x = x }
+                if let y = try anchor(values, "y", filter: "text") { text.y = y }
                 if case let .integer(v)? = values["size"] { text.size = v }
                 if case let .color(c)? = values["color"] { text.color = c }
                 if case let .number(v)? = values["opacity"] { text.opacity = v }
@@ -361,6 +349,17 @@ public enum FilterCatalog {
                 return eq
             }),
     ]
+
+    /// The anchor given for `key` (x: horizontal, y: vertical), nil when not given.
+    static func anchor(_ values: [String: ParameterValue], _ key: String, filter: String) throws(ChainSyntaxError) -> Anchor? {
+        guard case let .text(spelled)? = values[key] else { return nil }
+        let vertical = key == "y"
+        guard let anchor = Anchor(spelled, vertical: vertical) else {
+            throw .badValue(filter: filter, key: key, value: spelled,
+                            expected: vertical ? "N, N%, or top|middle|bottom with ±N" : "N, N%, or left|center|right with ±N")
+        }
+        return anchor
+    }
 
     public static func definition(named name: String) -> FilterDefinition? {
         definitions.first { $0.name == name }

@@ -22,13 +22,32 @@ enum Oracle {
     /// Runs one rgb24 frame through `buffer → <graph> → format=rgb24 → buffersink`; the frame's
     /// time is `pts` × `timeBase` (for filters that depend on it, such as `fade`).
     static func libavfilter(_ graphText: String, _ image: RGBImage, pts: Int64 = 0, timeBase: String = "1/25") throws -> RGBImage {
+        var result: RGBImage?
+        try runGraph(graphText, width: image.width, height: image.height, format: AV_PIX_FMT_RGB24, timeBase: timeBase, fill: { frame in
+            frame.pointee.pts = pts
+            copy(rows: image.height, bytes: 3 * image.width, from: UnsafePointer(image.baseAddress), image.bytesPerRow,
+                 to: lf_frame_data(frame, 0), Int(lf_frame_linesize(frame, 0)))
+        }, read: { output in
+            let image = RGBImage(width: Int(output.pointee.width), height: Int(output.pointee.height))
+            copy(rows: image.height, bytes: 3 * image.width, from: lf_frame_data(output, 0), Int(lf_frame_linesize(output, 0)),
+                 to: image.baseAddress, image.bytesPerRow)
+            result = image
+        })
+        return result!
+    }
+
+    /// `buffer → <graph>,format=F → buffersink` for one frame of `format`: `fill` writes the input
+    /// frame, `read` takes the output.
+    private static func runGraph(_ graphText: String, width: Int, height: Int, format: AVPixelFormat, timeBase: String = "1/25",
+                                 fill: (UnsafeMutablePointer<AVFrame>) throws -> Void,
+                                 read: (UnsafeMutablePointer<AVFrame>) throws -> Void) throws {
         lf_log_quiet(AV_LOG_ERROR)
         var graph: UnsafeMutablePointer<AVFilterGraph>? = avfilter_graph_alloc()
         guard graph != nil else { throw Failure(description: "avfilter_graph_alloc") }
         defer { avfilter_graph_free(&graph) }
         var source: UnsafeMutablePointer<AVFilterContext>?
         var sink: UnsafeMutablePointer<AVFilterContext>?
-        let args = "video_size=\(image.width)x\(image.height):pix_fmt=\(AV_PIX_FMT_RGB24.rawValue):time_base=\(timeBase):pixel_aspect=1/1"
+        let args = "video_size=\(width)x\(height):pix_fmt=\(format.rawValue):time_base=\(timeBase):pixel_aspect=1/1"
         try check(avfilter_graph_create_filter(&source, avfilter_get_by_name("buffer"), "in", args, nil, graph), "buffer")
         try check(avfilter_graph_create_filter(&sink, avfilter_get_by_name("buffersink"), "out", nil, nil, graph), "buffersink")
         var outputs = avfilter_inout_alloc()
@@ -36,35 +55,24 @@ enum Oracle {
         defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
         outputs!.pointee.name = av_strdup("in")
         outputs!.pointee.filter_ctx = source
-        outputs!.pointee.pad_idx = 0
-        outputs!.pointee.next = nil
         inputs!.pointee.name = av_strdup("out")
         inputs!.pointee.filter_ctx = sink
-        inputs!.pointee.pad_idx = 0
-        inputs!.pointee.next = nil
-        try check(avfilter_graph_parse_ptr(graph, "\(graphText),format=rgb24", &inputs, &outputs, nil), "parse \(graphText)")
+        let formatName = String(cString: av_get_pix_fmt_name(format))
+        try check(avfilter_graph_parse_ptr(graph, "\(graphText),format=\(formatName)", &inputs, &outputs, nil), "parse \(graphText)")
         try check(avfilter_graph_config(graph, nil), "avfilter_graph_config")
-
         var frame = av_frame_alloc()
         defer { av_frame_free(&frame) }
-        frame!.pointee.width = Int32(image.width)
-        frame!.pointee.height = Int32(image.height)
-        frame!.pointee.format = AV_PIX_FMT_RGB24.rawValue
-        frame!.pointee.pts = pts
+        frame!.pointee.width = Int32(width)
+        frame!.pointee.height = Int32(height)
+        frame!.pointee.format = format.rawValue
         try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer")
-        copy(rows: image.height, bytes: 3 * image.width,
-             from: UnsafePointer(image.baseAddress), image.bytesPerRow,
-             to: lf_frame_data(frame, 0), Int(lf_frame_linesize(frame, 0)))
+        try fill(frame!)
         try check(av_buffersrc_add_frame(source, frame), "av_buffersrc_add_frame")
         try check(av_buffersrc_add_frame(source, nil), "av_buffersrc_add_frame(EOF)")
         var output = av_frame_alloc()
         defer { av_frame_free(&output) }
         try check(av_buffersink_get_frame(sink, output), "av_buffersink_get_frame")
-        let result = RGBImage(width: Int(output!.pointee.width), height: Int(output!.pointee.height))
-        copy(rows: result.height, bytes: 3 * result.width,
-             from: lf_frame_data(output, 0), Int(lf_frame_linesize(output, 0)),
-             to: result.baseAddress, result.bytesPerRow)
-        return result
+        try read(output!)
     }
 
     /// Three 8-bit planes of a 4:2:0 picture, tightly packed.
@@ -77,55 +85,28 @@ enum Oracle {
 
     /// Runs one yuv420p frame (tagged BT.709, limited range) through `buffer → <graph> → buffersink`.
     static func libavfilter(_ graphText: String, _ picture: YUV420) throws -> YUV420 {
-        lf_log_quiet(AV_LOG_ERROR)
-        var graph: UnsafeMutablePointer<AVFilterGraph>? = avfilter_graph_alloc()
-        guard graph != nil else { throw Failure(description: "avfilter_graph_alloc") }
-        defer { avfilter_graph_free(&graph) }
-        var source: UnsafeMutablePointer<AVFilterContext>?
-        var sink: UnsafeMutablePointer<AVFilterContext>?
-        let args = "video_size=\(picture.width)x\(picture.height):pix_fmt=\(AV_PIX_FMT_YUV420P.rawValue):time_base=1/25:pixel_aspect=1/1"
-        try check(avfilter_graph_create_filter(&source, avfilter_get_by_name("buffer"), "in", args, nil, graph), "buffer")
-        try check(avfilter_graph_create_filter(&sink, avfilter_get_by_name("buffersink"), "out", nil, nil, graph), "buffersink")
-        var outputs = avfilter_inout_alloc()
-        var inputs = avfilter_inout_alloc()
-        defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
-        outputs!.pointee.name = av_strdup("in")
-        outputs!.pointee.filter_ctx = source
-        inputs!.pointee.name = av_strdup("out")
-        inputs!.pointee.filter_ctx = sink
-        try check(avfilter_graph_parse_ptr(graph, "\(graphText),format=yuv420p", &inputs, &outputs, nil), "parse \(graphText)")
-        try check(avfilter_graph_config(graph, nil), "avfilter_graph_config")
-        var frame = av_frame_alloc()
-        defer { av_frame_free(&frame) }
-        frame!.pointee.width = Int32(picture.width)
-        frame!.pointee.height = Int32(picture.height)
-        frame!.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        frame!.pointee.color_range = AVCOL_RANGE_MPEG
-        frame!.pointee.colorspace = AVCOL_SPC_BT709
-        try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer")
-        let planes = [(picture.y, picture.width, picture.height), (picture.u, picture.chromaWidth, picture.chromaHeight),
-                      (picture.v, picture.chromaWidth, picture.chromaHeight)]
-        for (index, plane) in planes.enumerated() {
-            plane.0.withUnsafeBufferPointer {
-                copy(rows: plane.2, bytes: plane.1, from: $0.baseAddress!, plane.1,
-                     to: lf_frame_data(frame, Int32(index)), Int(lf_frame_linesize(frame, Int32(index))))
-            }
-        }
-        try check(av_buffersrc_add_frame(source, frame), "av_buffersrc_add_frame")
-        try check(av_buffersrc_add_frame(source, nil), "av_buffersrc_add_frame(EOF)")
-        var output = av_frame_alloc()
-        defer { av_frame_free(&output) }
-        try check(av_buffersink_get_frame(sink, output), "av_buffersink_get_frame")
         var result = picture
-        for index in 0..<3 {
-            let (w, h) = index == 0 ? (picture.width, picture.height) : (picture.chromaWidth, picture.chromaHeight)
-            var bytes = [UInt8](repeating: 0, count: w * h)
-            bytes.withUnsafeMutableBufferPointer {
-                copy(rows: h, bytes: w, from: lf_frame_data(output, Int32(index)), Int(lf_frame_linesize(output, Int32(index))),
-                     to: $0.baseAddress!, w)
+        let sizes = [(picture.width, picture.height), (picture.chromaWidth, picture.chromaHeight), (picture.chromaWidth, picture.chromaHeight)]
+        try runGraph(graphText, width: picture.width, height: picture.height, format: AV_PIX_FMT_YUV420P, fill: { frame in
+            frame.pointee.color_range = AVCOL_RANGE_MPEG
+            frame.pointee.colorspace = AVCOL_SPC_BT709
+            for (index, plane) in [picture.y, picture.u, picture.v].enumerated() {
+                plane.withUnsafeBufferPointer {
+                    copy(rows: sizes[index].1, bytes: sizes[index].0, from: $0.baseAddress!, sizes[index].0,
+                         to: lf_frame_data(frame, Int32(index)), Int(lf_frame_linesize(frame, Int32(index))))
+                }
             }
-            if index == 0 { result.y = bytes } else if index == 1 { result.u = bytes } else { result.v = bytes }
-        }
+        }, read: { output in
+            for index in 0..<3 {
+                let (w, h) = sizes[index]
+                var bytes = [UInt8](repeating: 0, count: w * h)
+                bytes.withUnsafeMutableBufferPointer {
+                    copy(rows: h, bytes: w, from: lf_frame_data(output, Int32(index)), Int(lf_frame_linesize(output, Int32(index))),
+                         to: $0.baseAddress!, w)
+                }
+                if index == 0 { result.y = bytes } else if index == 1 { result.u = bytes } else { result.v = bytes }
+            }
+        })
         return result
     }
 
