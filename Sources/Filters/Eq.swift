@@ -201,7 +201,8 @@ final class PlaneOperationRenderer: PlaneRenderer {
         inputSize = size
         self.operation = operation
         if case let .table(values) = operation { for (i, v) in values.enumerated() { table.base[i] = v } }
-        bands = Parallel.bandCount(for: size.height, minimumPerBand: 64)
+        // Memory-bound and quick: a band is worth its dispatch only from a few hundred rows.
+        bands = Parallel.bandCount(for: size.height, minimumPerBand: 300)
     }
 
     func render(_ source: Plane, into destination: Plane) {
@@ -215,10 +216,22 @@ final class PlaneOperationRenderer: PlaneRenderer {
                 case let .affine(c, b):
                     // (v·c) >> 12 as (16v · c) >> 16 on 16-bit lanes: c fits 16 bits for |contrast| < 8,
                     // and the compiler makes it one multiply-high per lane (libavfilter's SIMD does the same).
-                    let c16 = Int32(Int16(truncatingIfNeeded: c)), b16 = Int16(truncatingIfNeeded: b)
-                    for x in 0..<width {
-                        let high = Int16(truncatingIfNeeded: (Int32(Int16(s[x]) << 4) &* c16) >> 16)
-                        d[x] = UInt8(truncatingIfNeeded: min(255, max(0, high &+ b16)))
+                    let b16 = Int16(truncatingIfNeeded: b)
+                    if c >= 0 {
+                        // (v·c) >> 12 on 16-bit lanes without a wide multiply: with c = 256·hi + lo,
+                        // ⌊(256·v·hi + v·lo) / 4096⌋ = ⌊(v·hi + ⌊v·lo / 256⌋) / 16⌋, every term under 2¹⁶.
+                        let hi = UInt16(c >> 8), lo = UInt16(c & 255)
+                        for x in 0..<width {
+                            let v = UInt16(s[x])
+                            let scaled = Int16(bitPattern: (v &* hi &+ ((v &* lo) &>> 8)) &>> 4)
+                            d[x] = UInt8(truncatingIfNeeded: min(255, max(0, scaled &+ b16)))
+                        }
+                    } else {
+                        let c16 = Int32(Int16(truncatingIfNeeded: c))
+                        for x in 0..<width {
+                            let high = Int16(truncatingIfNeeded: (Int32(Int16(s[x]) << 4) &* c16) >> 16)
+                            d[x] = UInt8(truncatingIfNeeded: min(255, max(0, high &+ b16)))
+                        }
                     }
                 case .table:
                     let lut = table.base

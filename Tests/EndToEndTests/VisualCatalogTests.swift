@@ -61,8 +61,16 @@ extension EndToEnd {
 
         @Test("every example the listing shows is a chain the parser accepts")
         func examplesParse() async throws {
+            // The files examples name (a logo, a track) exist where the test puts them.
+            let sandbox = try Sandbox("catalog-examples")
+            defer { sandbox.remove() }
+            let logo = sandbox.file("logo.png"), plates = sandbox.file("plates.csv")
+            try await ffmpeg(["-f", "lavfi", "-i", "color=c=red@0.5:s=64x32,format=rgba", "-frames:v", "1", logo.path])
+            try "time,x,y,w,h\n0,10,10,40,20\n".write(to: plates, atomically: true, encoding: .utf8)
             for filter in try await filtersJSON() {
-                for example in try #require(filter["examples"] as? [String]) {
+                for listed in try #require(filter["examples"] as? [String]) {
+                    let example = listed.replacingOccurrences(of: "logo.png", with: logo.path)
+                        .replacingOccurrences(of: "plates.csv", with: plates.path)
                     // A good chain gets past parsing to the missing input (4); a bad one stops at 3.
                     let result = try await LiveFilter.run(["run", "/nonexistent.mp4", "-o", "/tmp/x.mp4", "--chain", example])
                     #expect(result.status == ExitCode.inputUnreadable.rawValue, "'\(example)': \(result.summary)")
