@@ -252,224 +252,75 @@ enum ScaleKernel {
     }
 }
 
-/// The horizontal taps of a plane resampler, eight outputs at a time: each group of eight reads
-/// one span of a reflect-padded row with one dense weight matrix (zero where an output's kernel
-/// does not reach). Same kernel, support and normalisation as `ResampleAxis`; only the reflection
-/// at the edges moves into the row's padding.
-struct WindowAxis: Sendable {
-    /// Padding on each side of the row, in samples.
-    let margin: Int
-
-    init(source: Int, destination: Int, method: Scale.Method) {
-        let scale = Double(source) / Double(destination)
-        var windows: [(first: Int, weights: [Double])] = []
-        windows.reserveCapacity(destination)
-        for i in 0..<destination {
-            var first = 0
-            var row: [Double] = []
-            switch method {
-            case .area:
-                let lo = Double(i) * scale, hi = Double(i + 1) * scale
-                first = Int(lo.rounded(.down))
-                var j = first
-                while Double(j) < hi, j < source {
-                    row.append(max(0, min(hi, Double(j + 1)) - max(lo, Double(j))))
-                    j += 1
-                }
-            case .bilinear, .bicubic:
-                let radius = method == .bilinear ? 1.0 : 2.0
-                let stretch = max(1, scale)
-                let support = radius * stretch
-                let center = (Double(i) + 0.5) * scale - 0.5
-                first = Int((center - support).rounded(.up))
-                var j = first
-                while Double(j) <= center + support {
-                    let x = abs(Double(j) - center) / stretch
-                    row.append(method == .bilinear ? max(0, 1 - x) : ResampleAxis.cubic(x))
-                    j += 1
-                }
-            }
-            let total = row.reduce(0, +)
-            if row.isEmpty || total == 0 {
-                windows.append((min(source - 1, max(0, Int((Double(i) + 0.5) * scale))), [1]))
-            } else {
-                windows.append((first, row.map { $0 / total }))
-            }
-        }
-        let longest = windows.map(\.weights.count).max() ?? 1
-        let taps = (longest + 7) / 8 * 8   // each output's window, in the padded row from starts[o]
-        let reach = windows.map { max(-$0.first, $0.first + taps - source) }.max() ?? 0
-        let margin = max(0, reach) + 8
-        self.margin = margin
-        var starts = [Int32](), weights = [Float]()
-        for window in windows {
-            starts.append(Int32(margin + window.first))
-            for k in 0..<taps { weights.append(k < window.weights.count ? Float(window.weights[k]) : 0) }
-        }
-        // Eight outputs at a time: one dense matrix over the samples their windows span.
-        let groups = (destination + 7) / 8
-        var span = 1
-        for g in 0..<groups {
-            let first = Int(starts[8 * g]), last = Int(starts[min(8 * g + 7, destination - 1)])
-            span = max(span, last + taps - first)
-        }
-        groupSpan = span
-        // Groups with the same weights (every group, for a ratio like 3:2 away from the edges) share
-        // one matrix, so the weights stay in the L1 cache instead of streaming from L2.
-        var groupStarts = [Int32](), groupMatrices = [Int32](), groupWeights = [Float]()
-        var known: [[Float]: Int32] = [:]
-        for g in 0..<groups {
-            let base = Int(starts[8 * g])
-            groupStarts.append(Int32(base))
-            var matrix = [Float](repeating: 0, count: span * 8)
-            for lane in 0..<8 where 8 * g + lane < destination {
-                let o = 8 * g + lane
-                for k in 0..<taps {
-                    matrix[(Int(starts[o]) - base + k) * 8 + lane] = weights[o * taps + k]
-                }
-            }
-            if let offset = known[matrix] {
-                groupMatrices.append(offset)
-            } else {
-                let offset = Int32(groupWeights.count)
-                known[matrix] = offset
-                groupMatrices.append(offset)
-                groupWeights += matrix
-            }
-        }
-        self.groupStarts = groupStarts
-        self.groupMatrices = groupMatrices
-        self.groupWeights = groupWeights
-    }
-
-    /// Samples spanned by the windows of eight consecutive outputs (the widest group's).
-    let groupSpan: Int
-    /// Group g's first sample in the padded row.
-    let groupStarts: [Int32]
-    /// Group g's weight matrix: sample u's eight weights at `groupMatrices[g] + 8u`.
-    let groupMatrices: [Int32]
-    let groupWeights: [Float]
-}
-
-/// Resizes one plane: per output row, the vertical taps into a float row (16 samples a vector),
-/// its edges reflected into padding, then each output sample one window × weights dot product.
-final class PlaneScaleRenderer: PlaneRenderer {
+/// Resizes one plane as two vertical passes around two transposes: rows first (source rows
+/// weighted into each output row, 16 samples a vector), then the picture turned on its side so the
+/// horizontal resampling is a vertical pass too, and turned back. A vertical pass reads each
+/// weight once per 16 samples; the horizontal kernel's per-sample broadcasts were its bottleneck.
+/// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
+final class TransposedPlaneScaler: PlaneRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize
-    private let horizontal: WindowAxis
     private let vertical: ResampleAxis
-    /// Per band: the padded line, then a ring of source rows as floats (each converted once).
-    private let rows: [ScratchBuffer<Float>]
-    /// Per band: which source row each ring slot holds (−1: none).
-    private let ringTags: [ScratchBuffer<Int>]
-    private let ringRows: Int
-    private let ringStride: Int
+    private let horizontal: ResampleAxis
+    /// Source width × output height; the same turned; output height × output width turned.
+    private let rows: PlaneBuffer
+    private let turned: PlaneBuffer
+    private let scaledTurned: PlaneBuffer
+    private let transpose = PlanarMove(transform: D4Transform(transposes: true, flipsX: false, flipsY: false))
     private let workers: Int
 
     init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
-        self.inputSize = inputSize
-        self.outputSize = outputSize
-        self.workers = workers
-        horizontal = WindowAxis(source: inputSize.width, destination: outputSize.width, method: method)
+        (self.inputSize, self.outputSize, self.workers) = (inputSize, outputSize, workers)
         vertical = ResampleAxis(source: inputSize.height, destination: outputSize.height, method: method)
-        let length = inputSize.width + 2 * horizontal.margin + 32
-        ringRows = vertical.taps + 1
-        ringStride = (inputSize.width + 15) / 16 * 16 + 16
-        rows = (0..<workers).map { [ringRows, ringStride] _ in ScratchBuffer(count: length + ringRows * ringStride, zero: 0) }
-        ringTags = (0..<workers).map { [ringRows] _ in ScratchBuffer(count: ringRows, zero: -1) }
+        horizontal = ResampleAxis(source: inputSize.width, destination: outputSize.width, method: method)
+        rows = PlaneBuffer(size: FrameSize(inputSize.width, outputSize.height))
+        turned = PlaneBuffer(size: FrameSize(outputSize.height, inputSize.width))
+        scaledTurned = PlaneBuffer(size: FrameSize(outputSize.height, outputSize.width))
     }
 
     func render(_ source: Plane, into destination: Plane) {
-        if inputSize == outputSize {
-            for y in 0..<inputSize.height { destination.row(y).update(from: source.row(y), count: inputSize.width) }
-            return
+        let vertical = vertical, horizontal = horizontal
+        let rows = rows.plane, turned = turned.plane, scaledTurned = scaledTurned.plane
+        Parallel.forEachBand(of: outputSize.height, bands: Parallel.bandCount(for: outputSize.height, minimumPerBand: 32, workers: workers)) { _, range in
+            PlaneVerticalPass.run(source, into: rows, axis: vertical, rows: range)
         }
-        let horizontal = horizontal, vertical = vertical, rows = rows, tags = ringTags
-        let ring = (rows: ringRows, stride: ringStride, line: inputSize.width + 2 * horizontal.margin + 32)
-        let bands = Parallel.bandCount(for: outputSize.height, minimumPerBand: 16, workers: workers)
-        Parallel.forEachBand(of: outputSize.height, bands: bands) { band, range in
-            let tag = tags[band].base
-            for slot in 0..<ring.rows { tag[slot] = -1 }   // the source changed since the last frame
-            PlaneScaleKernel.rows(range, source: source, destination: destination, horizontal: horizontal, vertical: vertical,
-                                  row: rows[band].base, ring: rows[band].base + ring.line, ringStride: ring.stride, ringRows: ring.rows,
-                                  tags: tag)
+        transpose.apply(rows.base, sourceStride: rows.stride, size: rows.size, into: turned.base, destinationStride: turned.stride)
+        Parallel.forEachBand(of: outputSize.width, bands: Parallel.bandCount(for: outputSize.width, minimumPerBand: 32, workers: workers)) { _, range in
+            PlaneVerticalPass.run(turned, into: scaledTurned, axis: horizontal, rows: range)
         }
+        transpose.apply(scaledTurned.base, sourceStride: scaledTurned.stride, size: scaledTurned.size,
+                        into: destination.base, destinationStride: destination.stride)
     }
 }
 
-enum PlaneScaleKernel {
-    static func rows(_ range: Range<Int>, source: Plane, destination: Plane, horizontal: WindowAxis, vertical: ResampleAxis,
-                     row: UnsafeMutablePointer<Float>, ring: UnsafeMutablePointer<Float>, ringStride: Int, ringRows: Int,
-                     tags: UnsafeMutablePointer<Int>) {
-        let w = source.width, outW = destination.width
-        let margin = horizontal.margin
-        let line = row + margin
-        vertical.indices.withUnsafeBufferPointer { vIndex in
-        vertical.weights.withUnsafeBufferPointer { vWeight in
-        horizontal.groupStarts.withUnsafeBufferPointer { groupStarts in
-        horizontal.groupWeights.withUnsafeBufferPointer { groupWeights in
-        horizontal.groupMatrices.withUnsafeBufferPointer { groupMatrices in
-            let vTaps = vertical.taps
-            /// Source row r as floats, from the ring (converted on first use; a tap window's rows
-            /// are distinct modulo the ring's size).
-            func floatRow(_ r: Int) -> UnsafePointer<Float> {
-                let slot = r % ringRows
-                let p = ring + slot * ringStride
-                if tags[slot] != r {
-                    let s = source.row(r)
-                    var i = 0
-                    while i + 16 <= w { store16(floats16(s + i), p + i); i += 16 }
-                    while i < w { p[i] = Float(s[i]); i += 1 }
-                    tags[slot] = r
-                }
-                return UnsafePointer(p)
-            }
-            withUnsafeTemporaryAllocation(of: UnsafePointer<Float>.self, capacity: vTaps) { pointers in
-            let rowsOf = pointers.baseAddress!
-            for y in range {
-                // Vertical: line = Σ w_k · source row k.
-                for k in 0..<vTaps { rowsOf[k] = floatRow(Int(vIndex[y * vTaps + k])) }
-                let weightsOf = vWeight.baseAddress! + y * vTaps
-                var i = 0
-                while i < w {
-                    var acc = weightsOf[0] * load16(rowsOf[0] + i)
-                    for k in 1..<vTaps { acc += weightsOf[k] * load16(rowsOf[k] + i) }
-                    store16(acc, line + i)
-                    i += 16
-                }
-                // Reflect about the edge samples into the padding (…, 2, 1, 0, 1, 2, …).
-                for m in 1...margin {
-                    line[-m] = line[ResampleAxis.reflect(-m, w)]
-                    line[w - 1 + m] = line[ResampleAxis.reflect(w - 1 + m, w)]
-                }
-                // Horizontal: eight outputs at a time, each sample of their common span broadcast
-                // and multiplied by its column of eight weights (zero outside an output's window).
-                let out = destination.row(y)
-                let span = horizontal.groupSpan
-                var x = 0, group = 0
-                while x < outW {
-                    let p = UnsafePointer(row + Int(groupStarts[group]))
-                    let wp = groupWeights.baseAddress! + Int(groupMatrices[group])
-                    // Four independent sums (fused multiply-adds) keep the adder's latency hidden.
-                    var acc0 = SIMD8<Float>(), acc1 = SIMD8<Float>(), acc2 = SIMD8<Float>(), acc3 = SIMD8<Float>()
-                    var u = 0
-                    while u + 4 <= span {
-                        acc0.addProduct(SIMD8(repeating: p[u]), load8(wp + 8 * u))
-                        acc1.addProduct(SIMD8(repeating: p[u + 1]), load8(wp + 8 * u + 8))
-                        acc2.addProduct(SIMD8(repeating: p[u + 2]), load8(wp + 8 * u + 16))
-                        acc3.addProduct(SIMD8(repeating: p[u + 3]), load8(wp + 8 * u + 24))
-                        u += 4
+enum PlaneVerticalPass {
+    /// Destination rows `rows`: each Σₖ wₖ · source row iₖ, 16 samples a vector, rounded to bytes.
+    static func run(_ source: Plane, into destination: Plane, axis: ResampleAxis, rows: Range<Int>) {
+        let w = source.width, taps = axis.taps
+        axis.indices.withUnsafeBufferPointer { indices in
+            axis.weights.withUnsafeBufferPointer { weights in
+                withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: taps) { pointers in
+                    let rowOf = pointers.baseAddress!
+                    for y in rows {
+                        for k in 0..<taps { rowOf[k] = UnsafePointer(source.row(Int(indices[y * taps + k]))) }
+                        let weight = weights.baseAddress! + y * taps
+                        let d = destination.row(y)
+                        var i = 0
+                        while i + 16 <= w {
+                            var acc = SIMD16<Float>(repeating: weight[0]) * floats16(rowOf[0] + i)
+                            for k in 1..<taps { acc.addProduct(SIMD16(repeating: weight[k]), floats16(rowOf[k] + i)) }
+                            UnsafeMutableRawPointer(d + i).storeBytes(of: roundToBytes16(acc), as: SIMD16<UInt8>.self)
+                            i += 16
+                        }
+                        while i < w {
+                            var acc: Float = 0
+                            for k in 0..<taps { acc += weight[k] * Float(rowOf[k][i]) }
+                            d[i] = UInt8(max(0, min(255, acc.rounded())))
+                            i += 1
+                        }
                     }
-                    while u < span {
-                        acc0.addProduct(SIMD8(repeating: p[u]), load8(wp + 8 * u))
-                        u += 1
-                    }
-                    storeBytes8((acc0 + acc1) + (acc2 + acc3), to: out + x, count: min(8, outW - x))
-                    x += 8
-                    group += 1
                 }
             }
-            }
-        }}}}}
+        }
     }
 }
