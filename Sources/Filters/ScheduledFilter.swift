@@ -180,6 +180,8 @@ private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
     private let cache: RendererCache
     private let mask: RegionMask
     private let fixedBox: PixelRect?
+    /// The values last seen, and the reach and block alignment of the filter they make.
+    private var context: (values: [String: ParameterValue], reach: Int, alignment: Int)?
 
     init(filter: ScheduledFilter, size: FrameSize) {
         (self.filter, inputSize) = (filter, size)
@@ -206,10 +208,16 @@ private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
         } else {
             boxes = fixedBox.map { [$0] } ?? []
         }
-        guard !boxes.isEmpty, let probe = filter.build(filter.values(at: time.seconds)) else { return }
+        guard !boxes.isEmpty else { return }
         let values = filter.values(at: time.seconds)
-        let regional = probe as? any RegionalFilter
-        let reach = regional?.regionReach ?? 0, alignment = max(1, regional?.regionAlignment ?? 1)
+        // The filter's context only changes with its values: built again only then (a text or an
+        // overlay would otherwise open its font or image every picture).
+        if context?.values != values {
+            guard let built = filter.build(values) else { return }
+            let regional = built as? any RegionalFilter
+            context = (values, regional?.regionReach ?? 0, max(1, regional?.regionAlignment ?? 1))
+        }
+        guard let (_, reach, alignment) = context else { return }
         for box in boxes {
             let extent = mask.extent(of: box, in: inputSize)
             var work = extent.expanded(by: reach, within: inputSize).aligned(to: alignment, within: inputSize)

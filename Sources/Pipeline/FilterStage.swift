@@ -206,7 +206,7 @@ final class FilterStage: @unchecked Sendable {
     }
 
     private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
-        if control != nil || rgbChainVaries || rgb?.filter.isTimeDependent == true { lastFrame = frame }
+        if control != nil || rgb?.filter.isTimeDependent == true { lastFrame = frame }
         if path == .passthrough {
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
