@@ -250,7 +250,7 @@ extension GaussianBlur: PlanarFilter {
 extension Scale: PlanarFilter {
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         guard let output = try? outputSize(for: picture) else { return nil }
-        return TransposedPlaneScaler(method: method, inputSize: picture.shifted(by: role.shift), outputSize: output.shifted(by: role.shift))
+        return PlaneScaler(method: method, inputSize: picture.shifted(by: role.shift), outputSize: output.shifted(by: role.shift))
     }
 }
 

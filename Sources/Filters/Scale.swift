@@ -252,75 +252,269 @@ enum ScaleKernel {
     }
 }
 
-/// Resizes one plane as two vertical passes around two transposes: rows first (source rows
-/// weighted into each output row, 16 samples a vector), then the picture turned on its side so the
-/// horizontal resampling is a vertical pass too, and turned back. A vertical pass reads each
-/// weight once per 16 samples; the horizontal kernel's per-sample broadcasts were its bottleneck.
-/// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
-final class TransposedPlaneScaler: PlaneRenderer {
-    let inputSize: FrameSize
-    let outputSize: FrameSize
-    private let vertical: ResampleAxis
-    private let horizontal: ResampleAxis
-    /// Source width × output height; the same turned; output height × output width turned.
-    private let rows: PlaneBuffer
-    private let turned: PlaneBuffer
-    private let scaledTurned: PlaneBuffer
-    private let transpose = PlanarMove(transform: D4Transform(transposes: true, flipsX: false, flipsY: false))
-    private let workers: Int
+/// A resampler's weights in 16-bit fixed point, for the plane scaler: each output is
+/// `(bias + Σₖ qₖ · sampleₖ) >> shift − floor`, rounded half to even as the float passes round
+/// (an area or bilinear halving lands on exact halves: rounding them all up measured 2 dB lower),
+/// clamped to a byte, with the qₖ summing to 2^shift. Products and sums wrap in UInt16 lanes,
+/// which is exact because every output's final sum (negative lobes lifted by `bias`) lies in
+/// 0...65535: sixteen samples a multiply and no conversions to float and back, twice the samples
+/// per instruction of the float pass. `shift` is the largest that fits: 8 for kernels without
+/// negative lobes (bilinear, area), 7 for bicubic.
+final class FixedPointAxis: @unchecked Sendable {
+    let taps: Int
+    /// Output i reads source samples `indices[i·taps + k]` with weights `weights[i·taps + k]`
+    /// (Int16 bit patterns). Read-only after init, so threads share it.
+    let indices: UnsafeMutablePointer<Int32>
+    let weights: UnsafeMutablePointer<UInt16>
+    let shift: UInt16
+    let bias: UInt16
+    let floor: UInt16
 
-    init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
-        (self.inputSize, self.outputSize, self.workers) = (inputSize, outputSize, workers)
-        vertical = ResampleAxis(source: inputSize.height, destination: outputSize.height, method: method)
-        horizontal = ResampleAxis(source: inputSize.width, destination: outputSize.width, method: method)
-        rows = PlaneBuffer(size: FrameSize(inputSize.width, outputSize.height))
-        turned = PlaneBuffer(size: FrameSize(outputSize.height, inputSize.width))
-        scaledTurned = PlaneBuffer(size: FrameSize(outputSize.height, outputSize.width))
+    init(_ axis: ResampleAxis) {
+        let taps = axis.taps, count = axis.weights.count
+        for shift in stride(from: 8, through: 1, by: -1) {
+            let one = 1 << shift
+            var quantised = [Int](repeating: 0, count: count)
+            var lowest = 0, highest = 0
+            for row in stride(from: 0, to: count, by: taps).map({ $0 ..< $0 + taps }) {
+                for k in row { quantised[k] = Int((Double(axis.weights[k]) * Double(one)).rounded()) }
+                // The rounding error goes to the largest weight, so a flat picture stays exact.
+                let largest = row.max { abs(quantised[$0]) < abs(quantised[$1]) }!
+                quantised[largest] += one - row.reduce(0) { $0 + quantised[$1] }
+                lowest = min(lowest, 255 * row.reduce(0) { $0 + min(0, quantised[$1]) })
+                highest = max(highest, 255 * row.reduce(0) { $0 + max(0, quantised[$1]) })
+            }
+            let floor = (-lowest + one - 1) / one
+            let bias = floor * one + one / 2 - 1
+            guard bias + 1 + highest <= Int(UInt16.max), floor + 255 <= Int(UInt16.max) >> shift else { continue }
+            self.taps = taps
+            indices = .allocate(capacity: max(1, count))
+            weights = .allocate(capacity: max(1, count))
+            for k in 0..<count {
+                indices[k] = axis.indices[k]
+                weights[k] = UInt16(bitPattern: Int16(quantised[k]))
+            }
+            self.shift = UInt16(shift)
+            self.bias = UInt16(bias)
+            self.floor = UInt16(floor)
+            return
+        }
+        preconditionFailure("resampling weights out of 16-bit range")
     }
 
-    func render(_ source: Plane, into destination: Plane) {
-        let vertical = vertical, horizontal = horizontal
-        let rows = rows.plane, turned = turned.plane, scaledTurned = scaledTurned.plane
-        Parallel.forEachBand(of: outputSize.height, bands: Parallel.bandCount(for: outputSize.height, minimumPerBand: 32, workers: workers)) { _, range in
-            PlaneVerticalPass.run(source, into: rows, axis: vertical, rows: range)
+    deinit {
+        indices.deallocate()
+        weights.deallocate()
+    }
+
+    /// `destination[0..<width]` = output `index`, tap k read from `rows[k] + x`, sixteen samples
+    /// a vector (`rows` holds the output's `taps` source rows).
+    @inline(__always)
+    func resample(output index: Int, rows: UnsafePointer<UnsafePointer<UInt8>>, width: Int,
+                  into destination: UnsafeMutablePointer<UInt8>) {
+        let w = weights + index &* taps
+        var i = 0
+        // 32 samples a step: each row pointer and weight is loaded once for two vectors.
+        while i + 32 <= width {
+            var acc0 = SIMD16<UInt16>(repeating: bias), acc1 = acc0
+            for k in 0..<taps {
+                let row = UnsafeRawPointer(rows[k] + i), weight = SIMD16<UInt16>(repeating: w[k])
+                acc0 &+= SIMD16<UInt16>(truncatingIfNeeded: row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight
+                acc1 &+= SIMD16<UInt16>(truncatingIfNeeded: row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight
+            }
+            UnsafeMutableRawPointer(destination + i).storeBytes(of: bytes(acc0), as: SIMD16<UInt8>.self)
+            UnsafeMutableRawPointer(destination + i + 16).storeBytes(of: bytes(acc1), as: SIMD16<UInt8>.self)
+            i += 32
         }
-        transpose.apply(rows.base, sourceStride: rows.stride, size: rows.size, into: turned.base, destinationStride: turned.stride)
-        Parallel.forEachBand(of: outputSize.width, bands: Parallel.bandCount(for: outputSize.width, minimumPerBand: 32, workers: workers)) { _, range in
-            PlaneVerticalPass.run(turned, into: scaledTurned, axis: horizontal, rows: range)
+        while i + 16 <= width {
+            var acc = SIMD16<UInt16>(repeating: bias)
+            for k in 0..<taps {
+                let samples = UnsafeRawPointer(rows[k] + i).loadUnaligned(as: SIMD16<UInt8>.self)
+                acc &+= SIMD16<UInt16>(truncatingIfNeeded: samples) &* SIMD16(repeating: w[k])
+            }
+            UnsafeMutableRawPointer(destination + i).storeBytes(of: bytes(acc), as: SIMD16<UInt8>.self)
+            i += 16
         }
-        transpose.apply(scaledTurned.base, sourceStride: scaledTurned.stride, size: scaledTurned.size,
-                        into: destination.base, destinationStride: destination.stride)
+        while i < width {
+            var acc = bias
+            for k in 0..<taps { acc &+= UInt16(rows[k][i]) &* w[k] }
+            let v = (acc + (acc >> shift) & 1) >> shift
+            destination[i] = UInt8(min(max(v, floor), floor + 255) - floor)
+            i += 1
+        }
+    }
+
+    /// Sixteen sums as bytes: rounded half to even, lifted by `floor`, clamped.
+    @inline(__always)
+    func bytes(_ acc: SIMD16<UInt16>) -> SIMD16<UInt8> {
+        let low = SIMD16<UInt16>(repeating: floor), high = SIMD16<UInt16>(repeating: floor + 255)
+        let shift = SIMD16<UInt16>(repeating: shift)
+        var v = (acc &+ (acc &>> shift) & 1) &>> shift
+        v.replace(with: low, where: v .< low)
+        v.replace(with: high, where: v .> high)
+        return lowBytes(v &- low)
     }
 }
 
-enum PlaneVerticalPass {
-    /// Destination rows `rows`: each Σₖ wₖ · source row iₖ, 16 samples a vector, rounded to bytes.
-    static func run(_ source: Plane, into destination: Plane, axis: ResampleAxis, rows: Range<Int>) {
-        let w = source.width, taps = axis.taps
-        axis.indices.withUnsafeBufferPointer { indices in
-            axis.weights.withUnsafeBufferPointer { weights in
-                withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: taps) { pointers in
-                    let rowOf = pointers.baseAddress!
-                    for y in rows {
-                        for k in 0..<taps { rowOf[k] = UnsafePointer(source.row(Int(indices[y * taps + k]))) }
-                        let weight = weights.baseAddress! + y * taps
-                        let d = destination.row(y)
-                        var i = 0
-                        while i + 16 <= w {
-                            var acc = SIMD16<Float>(repeating: weight[0]) * floats16(rowOf[0] + i)
-                            for k in 1..<taps { acc.addProduct(SIMD16(repeating: weight[k]), floats16(rowOf[k] + i)) }
-                            UnsafeMutableRawPointer(d + i).storeBytes(of: roundToBytes16(acc), as: SIMD16<UInt8>.self)
-                            i += 16
+/// The low byte of each lane, as one pack per half: the truncating SIMD conversion (and `evenHalf`
+/// of the whole vector) compiled to one extract per lane inside the scaler's loop (measured).
+@inline(__always)
+func lowBytes(_ v: SIMD16<UInt16>) -> SIMD16<UInt8> {
+    SIMD16(lowHalf: unsafeBitCast(v.lowHalf, to: SIMD16<UInt8>.self).evenHalf,
+           highHalf: unsafeBitCast(v.highHalf, to: SIMD16<UInt8>.self).evenHalf)
+}
+
+/// Resizes one plane in bands of 16 output rows that stay in cache: the band's rows resampled
+/// vertically (source rows weighted into each output row), the band turned on its side (16-byte
+/// rows, one per source column) so the horizontal resampling is a weighted sum of those rows too —
+/// sixteen output rows per vector — then turned back into the destination. Nothing between the
+/// passes leaves the core's cache, and bands are independent: one fork per plane.
+/// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
+final class PlaneScaler: PlaneRenderer {
+    let inputSize: FrameSize
+    let outputSize: FrameSize
+    private let vertical: FixedPointAxis
+    private let horizontal: FixedPointAxis
+    /// Per worker: the band's vertically resampled rows (16 × source width), the same turned
+    /// (source width × 16), and the resampled turned band (output width × 16).
+    private let scratch: [(rows: ScratchBuffer<UInt8>, turned: ScratchBuffer<UInt8>, scaled: ScratchBuffer<UInt8>)]
+    private let workers: Int
+    static let band = 16
+
+    init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
+        (self.inputSize, self.outputSize, self.workers) = (inputSize, outputSize, workers)
+        vertical = FixedPointAxis(ResampleAxis(source: inputSize.height, destination: outputSize.height, method: method))
+        horizontal = FixedPointAxis(ResampleAxis(source: inputSize.width, destination: outputSize.width, method: method))
+        let n = Self.band
+        scratch = (0..<max(1, workers)).map { _ in
+            (ScratchBuffer(count: n * inputSize.width, zero: 0), ScratchBuffer(count: inputSize.width * n, zero: 0),
+             ScratchBuffer(count: outputSize.width * n, zero: 0))
+        }
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        let n = Self.band, groups = (outputSize.height + n - 1) / n
+        let vertical = vertical, horizontal = horizontal, scratch = scratch
+        let inWidth = inputSize.width, outWidth = outputSize.width, outHeight = outputSize.height
+        Parallel.forEachBand(of: groups, bands: Parallel.bandCount(for: groups, minimumPerBand: 2, workers: workers)) { worker, range in
+            let (rows, turned, scaled) = (scratch[worker].rows.base, scratch[worker].turned.base, scratch[worker].scaled.base)
+            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: vertical.taps) { taps in
+                let sourceRows = taps.baseAddress!
+                for group in range {
+                    let y0 = group * n, count = min(n, outHeight - y0)
+                    for r in 0..<count {
+                        for k in 0..<vertical.taps {
+                            sourceRows[k] = UnsafePointer(source.base + Int(vertical.indices[(y0 + r) &* vertical.taps &+ k]) &* source.stride)
                         }
-                        while i < w {
-                            var acc: Float = 0
-                            for k in 0..<taps { acc += weight[k] * Float(rowOf[k][i]) }
-                            d[i] = UInt8(max(0, min(255, acc.rounded())))
-                            i += 1
-                        }
+                        vertical.resample(output: y0 + r, rows: sourceRows, width: inWidth, into: rows + r * inWidth)
                     }
+                    // Band row r, column x → turned row x, column r.
+                    BandTranspose.turn(rows, stride: inWidth, width: inWidth, into: turned)
+                    Self.horizontalPass(horizontal, turned: turned, width: outWidth, into: scaled)
+                    // Turned row x, column r → destination row y0 + r, column x.
+                    BandTranspose.unturn(scaled, width: outWidth, into: destination.row(y0), stride: destination.stride, rows: count)
                 }
             }
+        }
+    }
+
+    /// Output column x of the turned band (16 samples, one per band row) from the turned rows of
+    /// its taps: one vector per output.
+    static func horizontalPass(_ axis: FixedPointAxis, turned: UnsafePointer<UInt8>, width: Int, into scaled: UnsafeMutablePointer<UInt8>) {
+        let taps = axis.taps
+        for x in 0..<width {
+            let ix = axis.indices + x &* taps, w = axis.weights + x &* taps
+            var acc = SIMD16<UInt16>(repeating: axis.bias)
+            for k in 0..<taps {
+                let samples = UnsafeRawPointer(turned + Int(ix[k]) &<< 4).loadUnaligned(as: SIMD16<UInt8>.self)
+                acc &+= SIMD16<UInt16>(truncatingIfNeeded: samples) &* SIMD16(repeating: w[k])
+            }
+            UnsafeMutableRawPointer(scaled + x &<< 4).storeBytes(of: axis.bytes(acc), as: SIMD16<UInt8>.self)
+        }
+    }
+}
+
+/// Turns a band of 16 rows on its side and back, in 16×16 blocks held in registers: four rounds of
+/// byte interleaves (each rotates a sample's row-and-column index by one bit, so four swap row and
+/// column) — about a third of the instructions of the 8×8 word transpose, which the scaler spent
+/// a third of its time in (measured).
+enum BandTranspose {
+    /// Band rows 0..<16 (`stride` apart, `width` samples) → `turned` row x = column x's 16 samples.
+    static func turn(_ band: UnsafePointer<UInt8>, stride: Int, width: Int, into turned: UnsafeMutablePointer<UInt8>) {
+        var x = 0
+        while x + 16 <= width {
+            var block = load { UnsafeRawPointer(band + $0 * stride + x) }
+            transpose(&block)
+            store(block) { UnsafeMutableRawPointer(turned + (x + $0) * 16) }
+            x += 16
+        }
+        while x < width {
+            for r in 0..<16 { turned[x * 16 + r] = band[r * stride + x] }
+            x += 1
+        }
+    }
+
+    /// `turned` row x (16 samples, one per band row) → destination rows 0..<rows, column x.
+    static func unturn(_ turned: UnsafePointer<UInt8>, width: Int, into destination: UnsafeMutablePointer<UInt8>, stride: Int, rows: Int) {
+        var x = 0
+        while x + 16 <= width {
+            var block = load { UnsafeRawPointer(turned + (x + $0) * 16) }
+            transpose(&block)
+            store(block, count: rows) { UnsafeMutableRawPointer(destination + $0 * stride + x) }
+            x += 16
+        }
+        while x < width {
+            for r in 0..<rows { destination[r * stride + x] = turned[x * 16 + r] }
+            x += 1
+        }
+    }
+
+    /// Sixteen rows of 16 samples, kept in registers (a tuple with fixed indices; an array or a
+    /// subscripted tuple went through memory and was three times slower, measured).
+    typealias Block = (SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+                       SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+                       SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>,
+                       SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>, SIMD16<UInt8>)
+
+    /// Row i from `row(i)`.
+    @inline(__always) static func load(_ row: (Int) -> UnsafeRawPointer) -> Block {
+        @inline(__always) func at(_ i: Int) -> SIMD16<UInt8> { row(i).loadUnaligned(as: SIMD16<UInt8>.self) }
+        return (at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7),
+                at(8), at(9), at(10), at(11), at(12), at(13), at(14), at(15))
+    }
+
+    /// Rows 0..<count to `row(i)`.
+    @inline(__always) static func store(_ r: Block, count: Int = 16, _ row: (Int) -> UnsafeMutableRawPointer) {
+        @inline(__always) func put(_ i: Int, _ v: SIMD16<UInt8>) {
+            if i < count { row(i).storeBytes(of: v, as: SIMD16<UInt8>.self) }
+        }
+        put(0, r.0); put(1, r.1); put(2, r.2); put(3, r.3); put(4, r.4); put(5, r.5); put(6, r.6); put(7, r.7)
+        put(8, r.8); put(9, r.9); put(10, r.10); put(11, r.11); put(12, r.12); put(13, r.13); put(14, r.14); put(15, r.15)
+    }
+
+    /// The low halves of `a` and `b` interleaved, and their high halves.
+    @inline(__always) static func zip(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
+        var low = SIMD16<UInt8>(), high = SIMD16<UInt8>()
+        for j in 0..<8 {
+            low[2 * j] = a[j]; low[2 * j + 1] = b[j]
+            high[2 * j] = a[8 + j]; high[2 * j + 1] = b[8 + j]
+        }
+        return (low, high)
+    }
+
+    /// Row 2i ← the low halves of rows i and i + 8 interleaved, row 2i + 1 ← their high halves;
+    /// four times. A sample at (row r₃r₂r₁r₀, column c₃c₂c₁c₀) moves to (r₂r₁r₀c₃, c₂c₁c₀r₃).
+    @inline(__always) static func transpose(_ r: inout Block) {
+        for _ in 0..<4 {
+            let (l0, h0) = zip(r.0, r.8)
+            let (l1, h1) = zip(r.1, r.9)
+            let (l2, h2) = zip(r.2, r.10)
+            let (l3, h3) = zip(r.3, r.11)
+            let (l4, h4) = zip(r.4, r.12)
+            let (l5, h5) = zip(r.5, r.13)
+            let (l6, h6) = zip(r.6, r.14)
+            let (l7, h7) = zip(r.7, r.15)
+            r = (l0, h0, l1, h1, l2, h2, l3, h3, l4, h4, l5, h5, l6, h6, l7, h7)
         }
     }
 }
