@@ -11,6 +11,8 @@
 #
 # DURATION  seconds of live source (default 60, at least 16 so there is a steady state)
 # STREAMS   copies of each tool run at once, each on its own stream URL and output folder (capacity)
+# TOOLS     which tools to run: "lf ff" (default), "lf" or "ff"
+# LF_EXTRA  more arguments for livefilter (e.g. "--log-level debug"; its stderr is in sN/stderr)
 # WORK      where everything goes (default out/bench-live; the source is cached in WORK/source-Ns)
 # SOURCE_ONLY=1  make (or find) the source and print its folder, nothing else (bench-e2e.sh uses it)
 # PHOTO     the picture to pan across (default: a 3840x2160 one from Debian's mate-backgrounds,
@@ -23,11 +25,13 @@ cd "$(dirname "$0")/.."
 
 DURATION=${DURATION:-60}
 STREAMS=${STREAMS:-1}
+TOOLS=${TOOLS:-lf ff}
 WORK=${WORK:-out/bench-live}
 PRELOAD=3   # segments already out when a tool joins (see live-publisher.py: joining a running stream)
 SEGMENT=2   # seconds per segment, input and output
 [[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 16 ]] || { echo "DURATION must be a whole number of seconds >= 16 (got '$DURATION')" >&2; exit 2; }
 [[ $STREAMS =~ ^[0-9]+$ && $STREAMS -ge 1 ]] || { echo "STREAMS must be a positive whole number (got '$STREAMS')" >&2; exit 2; }
+[[ $TOOLS == "lf ff" || $TOOLS == lf || $TOOLS == ff ]] || { echo "TOOLS must be 'lf ff', 'lf' or 'ff' (got '$TOOLS')" >&2; exit 2; }
 if [[ -z "${LIVEFILTER:-}" ]]; then
     for candidate in .build-perf/release/livefilter .build/release/livefilter; do
         if [[ -x $candidate ]]; then LIVEFILTER=$candidate; break; fi
@@ -106,7 +110,7 @@ URL_OF() { echo "http://127.0.0.1:$PORT/s$1/live.m3u8"; }
 # event playlist: every segment stays listed, like ffmpeg's -hls_list_size 0 (livefilter's default
 # for a live input is a 6-segment sliding window that deletes old segments).
 LF_ARGS=(--chain "blur sigma=6 | rotate 90 | mirror | scale fit=720x1280" --encoder-preset veryfast --crf 23
-         --audio-bitrate 128k --hls-time $SEGMENT --hls-playlist event -y -q)
+         --audio-bitrate 128k --hls-time $SEGMENT --hls-playlist event -y -q ${LF_EXTRA:-})
 FF_VF="gblur=sigma=6,transpose=1,hflip,scale=720:1280"
 # ffmpeg's libx264 keeps its default 250-frame GOP with scene cuts, and its HLS muxer cuts only on
 # keyframes, so without forced keyframes its "2 s" segments would be ~8 s; livefilter forces an IDR
@@ -178,14 +182,12 @@ echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load bef
 echo "livefilter: $LIVEFILTER; $(ffmpeg -version | head -1)"
 echo "live source: ${DURATION} s, $SEGMENT s segments, window 6, joined with $PRELOAD segments out; $STREAMS stream(s) per tool"
 echo "commands (URL http://127.0.0.1:PORT/sN/live.m3u8, one per stream):"
-run_tool lf
-run_tool ff
+for tool in $TOOLS; do run_tool $tool; done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 printf "\n%-14s %3s %7s %7s %13s %6s %6s %11s %6s  %-5s %s\n" \
     "tool #stream" "rc" "CPU s" "RSS MB" "rep / drop" "p50 s" "p95 s" "out/in s" "lag s" "kept" "notes"
-summarize lf
-summarize ff
+for tool in $TOOLS; do summarize $tool; done
 cat <<EOF
 CPU s = user + sys; RSS = peak. rep/drop: livefilter frames_repeated/frames_dropped from --report (notes: late
 ticks, latency skips); ffmpeg dup_frames/drop_frames from -progress (notes: speed). p50/p95 = latency of output
@@ -195,4 +197,4 @@ out/in = seconds of output segments / seconds of input from s0 on. lag = source'
 kept = yes: exit 0, out >= 97% of in, lag <= $(((PRELOAD + 2) * SEGMENT)) s (the $PRELOAD-segment join backlog + 2 segments) and
 at most 1% of the frames repeated or dropped; lossy: on time only by repeating/dropping more; NO: fell behind or failed.
 EOF
-python3 $HELPER latencies "$WORK/run/lf/summary.json" "$WORK/run/ff/summary.json"
+if [[ $TOOLS == "lf ff" ]]; then python3 $HELPER latencies "$WORK/run/lf/summary.json" "$WORK/run/ff/summary.json"; fi

@@ -111,6 +111,13 @@ public final class Channel<Element>: @unchecked Sendable {
         return .some(try dequeueLocked())
     }
 
+    /// How many elements are queued now (a snapshot: producers and consumers may change it next).
+    public var queued: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return count
+    }
+
     // MARK: Internals (called with the lock held unless named otherwise)
 
     private var isReadyLocked: Bool { count > 0 || cancelled || failure != nil || openProducers == 0 }

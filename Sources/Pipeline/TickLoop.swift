@@ -25,11 +25,15 @@ public protocol TickInput<Payload> {
     /// it decides the last tick before a gap in delivery (a segment's end) without waiting for
     /// the next segment.
     var nextFrameNotBefore: MediaTime? { get }
+    /// Whether media has been received that is not yet offered as frames (packets queued for the
+    /// decoder): a live tick waiting then waits for the decoder, not for the input's delivery.
+    var hasBacklog: Bool { get }
 }
 
 extension TickInput {
     public var runsAheadOfClock: Bool { false }
     public var nextFrameNotBefore: MediaTime? { nil }
+    public var hasBacklog: Bool { false }
 }
 
 /// What happened on the clock during a run.
@@ -44,6 +48,9 @@ public struct TickStatistics: Sendable {
     public var lateTicks = 0
     /// Times the loop skipped ahead to stay within the latency bound.
     public var latencySkips = 0
+    /// A live run: the wall time from its first frame until it had worked through the frames that
+    /// were waiting (it first waited for a frame), or nil if it never did.
+    public var caughtUpAfter: Duration?
     public var maximumLatency: Duration = .zero
     public var latenessP50: Duration = .zero
     public var latenessP95: Duration = .zero
@@ -132,6 +139,9 @@ public struct TickLoop<Payload> {
         }
         var lookahead: (Payload, MediaTime)? = (firstPayload, firstTime)
         let start = clock.now
+        /// Tick k's deadline is k periods after this (the first frame's arrival, or where a live
+        /// run's clock was re-anchored after catching up).
+        var anchor = start
 
         /// Offers every frame due by `target` (the newest wins); true once the tick's picture is
         /// decided: a later frame is here, or the input has ended.
@@ -157,22 +167,57 @@ public struct TickLoop<Payload> {
         }
         // An undecided live tick looks for its frame again four times a period until its deadline.
         let recheck = period / 4
+        // A live run joins behind the edge with frames waiting. While it works through them its
+        // ticks are not late even when behind their deadlines (which count from the first frame's
+        // arrival, before the encoder and the other stages have warmed up): shedding work then
+        // would repeat pictures that are already here. Catching up ends when a tick first waits for
+        // the input's delivery (nothing left for the decoder), or after the latency bound's time;
+        // then a run still behind its deadlines has its clock re-anchored where it is, so it is
+        // late from there on only if it falls further behind (a machine too slow to keep pace).
+        var catchingUp = input.runsAheadOfClock
+        let catchUpEnds = start.advanced(by: maxLatency ?? .seconds(10))
 
         var k = firstTick
         while !shouldStop() {
             if let end = window?.endTick, k >= end { break }
-            let deadline = start.advanced(by: rate.duration(ofTicks: k - firstTick))
+            var deadline = anchor.advanced(by: rate.duration(ofTicks: k - firstTick))
             let target = selector.targetTime(ofTick: k)
             if input.runsAheadOfClock {
-                while !(try await gather(upTo: target)), clock.now < deadline, !shouldStop() {
+                var waited = false
+                var idleSince: C.Instant?
+                // While catching up, a frame the decoder is still working on is waited for past
+                // the deadline: it is already here, so showing the last picture again would be a
+                // repeat for nothing.
+                while !(try await gather(upTo: target)), !shouldStop() {
+                    let backlog = input.hasBacklog
+                    guard clock.now < deadline || catchingUp && backlog else { break }
+                    // Waiting a period for the input's next delivery, with nothing left for the
+                    // decoder, is being at the edge (a gap between two reads is shorter).
+                    if backlog { idleSince = nil } else if let since = idleSince {
+                        if since.duration(to: clock.now) >= period { waited = true }
+                    } else {
+                        idleSince = clock.now
+                    }
                     let next = clock.now.advanced(by: recheck)
-                    try await clock.sleep(until: next < deadline ? next : deadline, tolerance: nil)
+                    try await clock.sleep(until: next < deadline || catchingUp ? next : deadline, tolerance: nil)
+                }
+                if catchingUp, waited || clock.now >= catchUpEnds {
+                    catchingUp = false
+                    if waited {
+                        stats.caughtUpAfter = start.duration(to: clock.now)
+                    } else if deadline < clock.now {
+                        // Still working through the backlog after the latency bound's time: the
+                        // clock starts again at this tick, so from here a run that keeps pace is
+                        // on time and one that cannot is late.
+                        anchor = anchor.advanced(by: deadline.duration(to: clock.now))
+                        deadline = clock.now
+                    }
                 }
             } else {
                 try await clock.sleep(until: deadline, tolerance: nil)
                 _ = try await gather(upTo: target)
             }
-            let late = max(.zero, deadline.duration(to: clock.now))
+            let late = catchingUp ? .zero : max(.zero, deadline.duration(to: clock.now))
             lateness.append(late)
             if let end = ended, lookahead == nil, !(target < shifted(end)) { break }
 
@@ -182,7 +227,11 @@ public struct TickLoop<Payload> {
                 let latency = Duration.seconds(max(0, behind))
                 if latency > stats.maximumLatency { stats.maximumLatency = latency }
                 if latency > maxLatency {
-                    let skipSeconds = behind - maxLatency.seconds / 2
+                    // A whole number of periods, so frames keep their phase against the ticks
+                    // (an odd skip would put each frame just after its tick: a repeat and a drop
+                    // every few ticks).
+                    let skipTicks = ((behind - maxLatency.seconds / 2) * rate.doubleValue).rounded()
+                    let skipSeconds = skipTicks / rate.doubleValue
                     skipped += Int64((skipSeconds / (Double(origin.numerator) / Double(origin.denominator))).rounded())
                     stats.latencySkips += 1
                     onSkip(MediaTime(value: skipped, numerator: origin.numerator, denominator: origin.denominator))

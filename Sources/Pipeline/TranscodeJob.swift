@@ -465,4 +465,5 @@ struct LiveTickInput: TickInput {
 
     var runsAheadOfClock: Bool { true }
     var nextFrameNotBefore: MediaTime? { lastEnd == .zero ? nil : lastEnd }
+    var hasBacklog: Bool { reader.packets.queued > 0 }
 }

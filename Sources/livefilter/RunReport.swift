@@ -41,6 +41,9 @@ struct RunReport: Encodable {
         var ticks: Int
         var lateTicks: Int
         var latencySkips: Int
+        /// A live run: seconds from its first frame until it had worked through the frames waiting
+        /// when it joined; nil for files and for a run that never caught up.
+        var caughtUpAfter: Double?
         var maximumLatency: Double
         var latenessP50: Double
         var latenessP95: Double
@@ -75,6 +78,7 @@ struct RunReport: Encodable {
             : s.chainChanges.map { ChainChange(tick: $0.tick, seconds: $0.seconds.rounded(to: 4), chain: $0.chain) }
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
+                  caughtUpAfter: $0.caughtUpAfter?.secondsValue.rounded(to: 3),
                   maximumLatency: $0.maximumLatency.secondsValue, latenessP50: $0.latenessP50.secondsValue,
                   latenessP95: $0.latenessP95.secondsValue, latenessMax: $0.latenessMax.secondsValue)
         }

@@ -12,11 +12,23 @@ struct ScriptedInput: TickInput {
     var next = 0
     var newestArrived: Int64?
 
-    init(clock: VirtualClock, times: [Int64], arrivals: [Int64]? = nil, end: Int64) {
+    /// When frame i is decoded (≥ its arrival), for inputs whose decoder trails the delivery.
+    let decoded: [Int64]?
+
+    /// - Parameter decodeMilliseconds: frame i's decoding time (a decoder that decodes one frame
+    ///   at a time, starting when the frame has arrived and the previous one is done).
+    init(clock: VirtualClock, times: [Int64], arrivals: [Int64]? = nil, end: Int64, decodeMilliseconds: ((Int) -> Int64)? = nil) {
         self.clock = clock
         self.times = times
         self.arrivals = arrivals
         self.end = end
+        if let arrivals, let decodeMilliseconds {
+            var done: [Int64] = []
+            for (i, arrival) in arrivals.enumerated() { done.append(max(arrival, done.last ?? 0) + decodeMilliseconds(i)) }
+            decoded = done
+        } else {
+            decoded = nil
+        }
     }
 
     static func ms(_ v: Int64) -> MediaTime { MediaTime(value: v, numerator: 1, denominator: 1000) }
@@ -29,7 +41,7 @@ struct ScriptedInput: TickInput {
     mutating func poll() throws -> TickInputEvent<Int> {
         guard next < times.count else { return .end(Self.ms(end)) }
         if let arrivals {
-            guard arrivals[next] <= nowMilliseconds else { return .notYet }
+            guard (decoded ?? arrivals)[next] <= nowMilliseconds else { return .notYet }
             newestArrived = times[next]
         }
         defer { next += 1 }
@@ -37,6 +49,8 @@ struct ScriptedInput: TickInput {
     }
 
     var runsAheadOfClock: Bool { arrivals != nil }
+    /// Arrived but not yet decoded.
+    var hasBacklog: Bool { next < times.count && arrivals.map { $0[next] <= nowMilliseconds } == true }
     /// Frames last a 30 fps period.
     var nextFrameNotBefore: MediaTime? { next == 0 ? nil : Self.ms(times[next - 1] + 33) }
 
@@ -146,5 +160,62 @@ struct TickLoopTests {
             #expect(last.at - arrival <= 700, "segment at tick \(first): emitted \(last.at) ms, arrived \(arrival) ms")
         }
         #expect(stats.lateTicks == 0)
+    }
+
+    @Test func liveRunWarmingUpBehindTheEdgeIsNotLate() async throws {
+        // As above, but the first second of frames takes 50 ms each (encoder and caches warming
+        // up, another stream starting on the same cores): behind the first frame's schedule, yet
+        // every picture it works on was already waiting, so nothing is late and nothing repeats.
+        let segment: Int64 = 2000
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var shown = 0
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10)).run(clock: clock, input: &input) { tick in
+            if tick.isNewFrame { clock.advance(by: .milliseconds(shown < 30 ? 50 : 10)); shown += 1 }
+        }
+        #expect(stats.lateTicks == 0 && stats.repeatedTicks == 0 && stats.droppedFrames == 0)
+        // Caught up once the backlog and the segment that came meanwhile were done: 30 × 50 ms +
+        // 210 × 10 ms, then it waited for the segment published at 4 s.
+        let caughtUp = try #require(stats.caughtUpAfter)
+        #expect(caughtUp >= .milliseconds(3500) && caughtUp <= .milliseconds(4100), "caught up after \(caughtUp)")
+    }
+
+    @Test func liveRunTooSlowToCatchUpIsLateAfterTheLatencyBound() async throws {
+        // Joined 6 s behind, every frame takes 50 ms: it never catches up, so after the latency
+        // bound's time its ticks count as late again (and shed work) instead of hiding the lag.
+        let segment: Int64 = 2000
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var repeatsCatchingUp = 0
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(4)).run(clock: clock, input: &input) { tick in
+            if !tick.isNewFrame, clock.now.offset < .seconds(4) { repeatsCatchingUp += 1 }
+            if tick.isNewFrame { clock.advance(by: .milliseconds(50)) }
+        }
+        // The skip to the edge at the start was a whole number of periods: while it catches up,
+        // each tick has its own frame (an odd skip repeated one tick in three).
+        #expect(stats.latencySkips == 1 && repeatsCatchingUp == 0)
+        #expect(stats.caughtUpAfter == nil)
+        #expect(stats.lateTicks > 0 && stats.repeatedTicks > 0, "\(stats)")
+    }
+
+    @Test func liveRunWaitingForItsDecoderIsStillCatchingUp() async throws {
+        // Joined 6 s behind; the decoder takes 45 ms a frame for its first 30 frames (threads
+        // starting), then 5 ms. The loop waits for the decoder, not for the input: it is catching
+        // up, not at the edge, so nothing is late; it reaches the edge later and keeps pace there.
+        let segment: Int64 = 2000
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000, decodeMilliseconds: { $0 < 30 ? 45 : 5 })
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10)).run(clock: clock, input: &input) { tick in
+            if tick.isNewFrame { clock.advance(by: .milliseconds(10)) }
+        }
+        #expect(stats.lateTicks == 0 && stats.repeatedTicks == 0 && stats.droppedFrames == 0)
+        let caughtUp = try #require(stats.caughtUpAfter)
+        #expect(caughtUp >= .milliseconds(2000), "caught up after \(caughtUp): it waited for the decoder, not the input")
     }
 }
