@@ -73,65 +73,46 @@ enum PlaneKernel {
 
 extension PlaneKernel {
     /// Destination rows `rows` of a transposing move (source sample (u, v) at u·du + v·dv with
-    /// dv = ±1): whole 8×8 blocks through `transpose8x8`, the ragged right and bottom edges one
-    /// sample at a time.
+    /// dv = ±1): 16×16 blocks turned in registers (`BandTranspose`; a third of the instructions of
+    /// 8×8 word transposes, which made this move compute-bound: measured). The last block of a row
+    /// or of the band overlaps the one before instead of leaving a ragged edge: a move writes each
+    /// destination sample from the source alone, so writing one twice is harmless.
     static func transposeBlocks(_ src: UnsafePointer<UInt8>, du: Int, dv: Int, into dst: UnsafeMutablePointer<UInt8>,
                                 stride: Int, width: Int, rows: Range<Int>) {
-        /// One 8×8 block: destination rows v0…v0+7, columns u0…u0+7.
-        @inline(__always) func block(_ v0: Int, _ u0: Int) {
-            var w = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-            withUnsafeMutableBytes(of: &w) { words in
-                let word = words.baseAddress!.assumingMemoryBound(to: UInt64.self)
-                for k in 0..<8 {
-                    // Samples v0…v0+7 of source column u0 + k: eight bytes, ascending when dv = 1.
-                    let first = src + (u0 + k) * du + v0 * dv
-                    word[k] = dv == 1 ? UnsafeRawPointer(first).loadUnaligned(as: UInt64.self)
-                        : UnsafeRawPointer(first - 7).loadUnaligned(as: UInt64.self).byteSwapped
-                }
-                transpose8x8(word)
-                for k in 0..<8 {
-                    UnsafeMutableRawPointer(dst + (v0 + k) * stride + u0).storeBytes(of: word[k], as: UInt64.self)
-                }
+        guard width >= 16, rows.count >= 16 else {
+            for v in rows {
+                let s = src + v * dv, d = dst + v * stride
+                for u in 0..<width { d[u] = s[u * du] }
             }
+            return
         }
-        let fullRows = rows.lowerBound + (rows.count / 8) * 8
-        let fullColumns = width / 8 * 8
-        // 64×64 tiles of blocks: a tile's source lines (64 rows × 64 bytes) stay in L1 while used.
+        /// Destination rows v0…v0+15, columns u0…u0+15: block row k is source column u0 + k's
+        /// samples v0…v0+15 (reversed when dv = −1), so the transposed block is the destination's.
+        @inline(__always) func block(_ v0: Int, _ u0: Int) {
+            var b = BandTranspose.load { UnsafeRawPointer(src + (u0 + $0) * du + v0 * dv - (dv == 1 ? 0 : 15)) }
+            if dv != 1 { BandTranspose.reverse(&b) }
+            BandTranspose.transpose(&b)
+            BandTranspose.store(b) { UnsafeMutableRawPointer(dst + (v0 + $0) * stride + u0) }
+        }
+        // 64×64 tiles: a tile's source lines (64 source rows × 64 bytes) stay in L1 while used.
+        let lastRow = rows.upperBound - 16, lastColumn = width - 16
         var t0 = rows.lowerBound
-        while t0 < fullRows {
-            let t1 = min(t0 + 64, fullRows)
+        while t0 < rows.upperBound {
+            let t1 = min(t0 + 64, rows.upperBound)
             var c0 = 0
-            while c0 < fullColumns {
-                let c1 = min(c0 + 64, fullColumns)
+            while c0 < width {
+                let c1 = min(c0 + 64, width)
                 var v0 = t0
                 while v0 < t1 {
+                    let v = min(v0, lastRow)
                     var u0 = c0
-                    while u0 < c1 { block(v0, u0); u0 += 8 }
-                    v0 += 8
+                    while u0 < c1 { block(v, min(u0, lastColumn)); u0 += 16 }
+                    v0 += 16
                 }
                 c0 = c1
             }
             t0 = t1
         }
-        // The ragged right columns and bottom rows, one sample at a time.
-        for v in rows {
-            let s = src + v * dv, d = dst + v * stride
-            for u in (v < fullRows ? fullColumns : 0)..<width { d[u] = s[u * du] }
-        }
-    }
-
-    /// Transposes the 8×8 byte matrix whose row k is word k (byte j = column j) in place: three
-    /// rounds of swapping off-diagonal blocks of 1, 2 and 4 bytes.
-    @inline(__always)
-    static func transpose8x8(_ w: UnsafeMutablePointer<UInt64>) {
-        @inline(__always) func swap(_ a: Int, _ b: Int, _ shift: UInt64, _ mask: UInt64) {
-            let t = ((w[a] >> shift) ^ w[b]) & mask
-            w[b] ^= t
-            w[a] ^= t << shift
-        }
-        for a in [0, 2, 4, 6] { swap(a, a + 1, 8, 0x00FF_00FF_00FF_00FF) }
-        for a in [0, 1, 4, 5] { swap(a, a + 2, 16, 0x0000_FFFF_0000_FFFF) }
-        for a in [0, 1, 2, 3] { swap(a, a + 4, 32, 0x0000_0000_FFFF_FFFF) }
     }
 }
 

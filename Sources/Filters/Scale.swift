@@ -492,6 +492,17 @@ enum BandTranspose {
         put(8, r.8); put(9, r.9); put(10, r.10); put(11, r.11); put(12, r.12); put(13, r.13); put(14, r.14); put(15, r.15)
     }
 
+    /// Each row's samples in reverse order.
+    @inline(__always) static func reverse(_ r: inout Block) {
+        @inline(__always) func reversed(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> {
+            var out = SIMD16<UInt8>()
+            for j in 0..<16 { out[j] = v[15 - j] }
+            return out
+        }
+        r = (reversed(r.0), reversed(r.1), reversed(r.2), reversed(r.3), reversed(r.4), reversed(r.5), reversed(r.6), reversed(r.7),
+             reversed(r.8), reversed(r.9), reversed(r.10), reversed(r.11), reversed(r.12), reversed(r.13), reversed(r.14), reversed(r.15))
+    }
+
     /// The low halves of `a` and `b` interleaved, and their high halves.
     @inline(__always) static func zip(_ a: SIMD16<UInt8>, _ b: SIMD16<UInt8>) -> (SIMD16<UInt8>, SIMD16<UInt8>) {
         var low = SIMD16<UInt8>(), high = SIMD16<UInt8>()

@@ -7,9 +7,13 @@ struct PlanarMoveTests {
     static let chains = ["mirror", "mirror vertical", "rotate 90", "rotate 180", "rotate 270", "rotate -90",
                          "rotate 90 | mirror", "mirror | rotate 270 | mirror vertical", ""]
 
-    @Test(arguments: chains)
-    func matchesTheRGBChainPerChannel(_ text: String) throws {
-        let size = FrameSize(width: 130, height: 74)
+    /// Sizes around the 16×16 blocks and 64×64 tiles: ragged edges, bands shorter than a block,
+    /// several tiles and two bands, a picture smaller than a block.
+    static let sizes = [FrameSize(width: 130, height: 74), FrameSize(width: 301, height: 167),
+                        FrameSize(width: 16, height: 16), FrameSize(width: 33, height: 17), FrameSize(width: 15, height: 9)]
+
+    @Test(arguments: chains, sizes)
+    func matchesTheRGBChainPerChannel(_ text: String, size: FrameSize) throws {
         let image = SyntheticImage.natural(width: size.width, height: size.height, seed: 3)
         let chain = try FilterChain(parsing: text)
         let move = try #require(chain.planarMove(for: size))
@@ -27,7 +31,7 @@ struct PlanarMoveTests {
             }
             for y in 0..<out.height {
                 for x in 0..<out.width where moved[y * out.width + x] != expected.row(y)[3 * x + channel] {
-                    Issue.record("\(text): channel \(channel) differs at (\(x), \(y))")
+                    Issue.record("\(text) at \(size): channel \(channel) differs at (\(x), \(y))")
                     return
                 }
             }
