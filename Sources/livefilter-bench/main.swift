@@ -278,7 +278,7 @@ do {
         ("blur sigma=6", "gblur=sigma=6"), ("blur sigma=30", "gblur=sigma=30"),
         ("scale fit=1280x720", "scale=1280:720"), ("rotate 90", "transpose=1"),
         ("eq brightness=0.06 contrast=1.2 saturation=1.3", "eq=brightness=0.06:contrast=1.2:saturation=1.3"),
-        ("grayscale", "hue=s=0"),
+        ("grayscale", "hue=s=0"), ("pixelate size=16", "pixelize=w=16:h=16"),
     ]
     for (text, graph) in chains {
         let chain = try FilterChain(parsing: text)

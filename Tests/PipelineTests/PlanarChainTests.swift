@@ -57,6 +57,8 @@ struct PlanarChainTests {
         "eq brightness=0.06 saturation=1.3", "blur sigma=3 | eq contrast=1.2 gamma=0.9 | rotate 90",
         // grayscale: the luma plane as it is, chroma neutral.
         "grayscale", "scale fit=1280x720 | grayscale | mirror",
+        // pixelate: block means (even blocks; 720 = 22 × 32 + 16 leaves partial blocks at the bottom).
+        "pixelate size=16", "pixelate size=32 | rotate 90", "blur sigma=2 | pixelate size=6",
     ].map { try! FilterChain(parsing: $0) }
 
     @Test(arguments: chains)
@@ -100,7 +102,7 @@ struct PlanarChainTests {
 
     @Test func chainsThatNeedRGBStayOnRGB() throws {
         let size = FrameSize(1280, 720)
-        for text in ["rotate 33", "crop 640x360+101+50", "scale 853x480", "blur sigma=4 x=101 y=100 w=200 h=120", ""] {
+        for text in ["rotate 33", "crop 640x360+101+50", "scale 853x480", "blur sigma=4 x=101 y=100 w=200 h=120", "pixelate size=5", ""] {
             #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
         }
         #expect(!PlanarChainRenderer.supports(FilterChain([Pad(width: 1282, height: 720)]), inputSize: size), "odd pad offset")
