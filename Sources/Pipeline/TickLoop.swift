@@ -187,10 +187,11 @@ public struct TickLoop<Payload> {
                 var idleSince: C.Instant?
                 // While catching up, a frame the decoder is still working on is waited for past
                 // the deadline: it is already here, so showing the last picture again would be a
-                // repeat for nothing.
+                // repeat for nothing. Not past the catch-up's end: a backlog that does not drain
+                // (packets for a stalled audio path) must not hold the clock.
                 while !(try await gather(upTo: target)), !shouldStop() {
                     let backlog = input.hasBacklog
-                    guard clock.now < deadline || catchingUp && backlog else { break }
+                    guard clock.now < deadline || catchingUp && backlog && clock.now < catchUpEnds else { break }
                     // Waiting a period for the input's next delivery, with nothing left for the
                     // decoder, is being at the edge (a gap between two reads is shorter).
                     if backlog { idleSince = nil } else if let since = idleSince {
@@ -198,8 +199,8 @@ public struct TickLoop<Payload> {
                     } else {
                         idleSince = clock.now
                     }
-                    let next = clock.now.advanced(by: recheck)
-                    try await clock.sleep(until: next < deadline || catchingUp ? next : deadline, tolerance: nil)
+                    let waitsUntil = catchingUp ? max(deadline, catchUpEnds) : deadline
+                    try await clock.sleep(until: min(clock.now.advanced(by: recheck), waitsUntil), tolerance: nil)
                 }
                 if catchingUp, waited || clock.now >= catchUpEnds {
                     catchingUp = false
