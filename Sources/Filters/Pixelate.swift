@@ -18,7 +18,7 @@ public struct Pixelate: Filter, Hashable {
         guard Self.sizeRange.contains(size) else {
             throw .invalidGeometry(filter: description, reason: "the block size must be \(Self.sizeRange.lowerBound)…\(Self.sizeRange.upperBound)")
         }
-        return PixelateRenderer(size: input, block: size)
+        return PixelateRenderer(size: input, block: size, channels: 3)
     }
 }
 
@@ -128,18 +128,23 @@ private final class PixelateBands: @unchecked Sendable {
     }
 }
 
-private final class PixelateRenderer: FilterRenderer {
+/// The mosaic of an RGB picture (3 channels) or of one plane (1 channel).
+private final class PixelateRenderer: FilterRenderer, PlaneRenderer {
     let inputSize: FrameSize
     var outputSize: FrameSize { inputSize }
     private let bands: PixelateBands
 
-    init(size: FrameSize, block: Int) {
+    init(size: FrameSize, block: Int, channels: Int) {
         inputSize = size
-        bands = PixelateBands(PixelateKernel(width: size.width, height: size.height, block: block, channels: 3))
+        bands = PixelateBands(PixelateKernel(width: size.width, height: size.height, block: block, channels: channels))
     }
 
     func render(_ source: RGBImage, into destination: RGBImage) {
         bands.run(source.baseAddress, sourceStride: source.bytesPerRow, into: destination.baseAddress, destinationStride: destination.bytesPerRow)
+    }
+
+    func render(_ source: Plane, into destination: Plane) {
+        bands.run(source.base, sourceStride: source.stride, into: destination.base, destinationStride: destination.stride)
     }
 }
 
@@ -153,21 +158,6 @@ extension Pixelate: PlanarFilter {
 
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         guard acceptsPlanes(of: picture) else { return nil }
-        return PlanePixelateRenderer(size: picture.shifted(by: role.shift), block: size >> role.shift)
-    }
-}
-
-private final class PlanePixelateRenderer: PlaneRenderer {
-    let inputSize: FrameSize
-    var outputSize: FrameSize { inputSize }
-    private let bands: PixelateBands
-
-    init(size: FrameSize, block: Int) {
-        inputSize = size
-        bands = PixelateBands(PixelateKernel(width: size.width, height: size.height, block: block, channels: 1))
-    }
-
-    func render(_ source: Plane, into destination: Plane) {
-        bands.run(source.base, sourceStride: source.stride, into: destination.base, destinationStride: destination.stride)
+        return PixelateRenderer(size: picture.shifted(by: role.shift), block: size >> role.shift, channels: 1)
     }
 }

@@ -33,6 +33,15 @@ struct ScriptedInput: TickInput {
 
     static func ms(_ v: Int64) -> MediaTime { MediaTime(value: v, numerator: 1, denominator: 1000) }
 
+    /// 20 s of 30 fps live input in 2 s segments, each published when it ends, joined 6 s (three
+    /// segments) behind the edge: the first 4 s are there at once.
+    static func joinedSixSecondsBehind(clock: VirtualClock, decodeMilliseconds: ((Int) -> Int64)? = nil) -> ScriptedInput {
+        let segment: Int64 = 2000
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
+        return ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000, decodeMilliseconds: decodeMilliseconds)
+    }
+
     var nowMilliseconds: Int64 {
         let c = clock.now.offset.components
         return c.seconds * 1000 + c.attoseconds / 1_000_000_000_000_000
@@ -137,11 +146,8 @@ struct TickLoopTests {
     @Test func liveRunJoinedBehindTheEdgeCatchesUpThenKeepsPace() async throws {
         // 20 s of 30 fps live input in 2 s segments; the run joins with 3 segments (6 s) already
         // published, then a segment arrives every 2 s, whole. Each frame takes 10 ms to filter.
-        let segment: Int64 = 2000
-        let times = (0..<600).map { Int64($0) * 1000 / 30 }
-        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
         let clock = VirtualClock()
-        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var input = ScriptedInput.joinedSixSecondsBehind(clock: clock)
         var emitted: [(index: Int64, at: Int64, new: Bool)] = []
         let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10)).run(clock: clock, input: &input) { tick in
             if tick.isNewFrame { clock.advance(by: .milliseconds(10)) }
@@ -156,7 +162,7 @@ struct TickLoopTests {
         // work) after it arrived: the display link no longer lags by the join distance.
         for first in stride(from: 240, to: 600, by: 60) {
             let last = emitted[first + 59]
-            let arrival = arrivals[first + 59]
+            let arrival = input.arrivals![first + 59]
             #expect(last.at - arrival <= 700, "segment at tick \(first): emitted \(last.at) ms, arrived \(arrival) ms")
         }
         #expect(stats.lateTicks == 0)
@@ -166,11 +172,8 @@ struct TickLoopTests {
         // As above, but the first second of frames takes 50 ms each (encoder and caches warming
         // up, another stream starting on the same cores): behind the first frame's schedule, yet
         // every picture it works on was already waiting, so nothing is late and nothing repeats.
-        let segment: Int64 = 2000
-        let times = (0..<600).map { Int64($0) * 1000 / 30 }
-        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
         let clock = VirtualClock()
-        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var input = ScriptedInput.joinedSixSecondsBehind(clock: clock)
         var shown = 0
         let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10)).run(clock: clock, input: &input) { tick in
             if tick.isNewFrame { clock.advance(by: .milliseconds(shown < 30 ? 50 : 10)); shown += 1 }
@@ -185,11 +188,8 @@ struct TickLoopTests {
     @Test func liveRunTooSlowToCatchUpIsLateAfterTheLatencyBound() async throws {
         // Joined 6 s behind, every frame takes 50 ms: it never catches up, so after the latency
         // bound's time its ticks count as late again (and shed work) instead of hiding the lag.
-        let segment: Int64 = 2000
-        let times = (0..<600).map { Int64($0) * 1000 / 30 }
-        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
         let clock = VirtualClock()
-        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var input = ScriptedInput.joinedSixSecondsBehind(clock: clock)
         var repeatsCatchingUp = 0
         let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(4)).run(clock: clock, input: &input) { tick in
             if !tick.isNewFrame, clock.now.offset < .seconds(4) { repeatsCatchingUp += 1 }
@@ -206,11 +206,8 @@ struct TickLoopTests {
         // Joined 6 s behind; the decoder takes 45 ms a frame for its first 30 frames (threads
         // starting), then 5 ms. The loop waits for the decoder, not for the input: it is catching
         // up, not at the edge, so nothing is late; it reaches the edge later and keeps pace there.
-        let segment: Int64 = 2000
-        let times = (0..<600).map { Int64($0) * 1000 / 30 }
-        let arrivals = times.map { max(0, ($0 / segment + 1) * segment - 3 * segment) }
         let clock = VirtualClock()
-        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000, decodeMilliseconds: { $0 < 30 ? 45 : 5 })
+        var input = ScriptedInput.joinedSixSecondsBehind(clock: clock, decodeMilliseconds: { $0 < 30 ? 45 : 5 })
         let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10)).run(clock: clock, input: &input) { tick in
             if tick.isNewFrame { clock.advance(by: .milliseconds(10)) }
         }
