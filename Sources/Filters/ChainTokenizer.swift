@@ -1,5 +1,6 @@
 /// One word of a filter: `value` or `key=value`, quotes removed. `equals` is the first `=` outside
-/// quotes, so `text "a=b"` is a value and `text="a=b"` a key and its value.
+/// quotes, so `text "a=b"` is a value and `text="a=b"` a key and its value. Its index is a Unicode
+/// scalar's: `=` followed by a combining mark is one `Character` but still the separator.
 struct ChainToken: Sendable {
     var text: String
     var equals: String.Index?
@@ -14,53 +15,58 @@ struct ChainToken: Sendable {
         self = (try? ChainTokenizer.tokens(String(printed)))?.first ?? ChainToken(String(printed))
     }
 
-    var key: String? { equals.map { String(text[..<$0]) } }
-    var value: String { equals.map { String(text[text.index(after: $0)...]) } ?? text }
+    var key: String? { equals.map { String(text.unicodeScalars[..<$0]) } }
+    var value: String { equals.map { String(text.unicodeScalars[text.unicodeScalars.index(after: $0)...]) } ?? text }
 }
 
 /// The chain grammar's words: filters split at `|`, words at white space, both only outside double
 /// quotes.
+///
+/// The grammar works on Unicode scalars, not `Character`s: a grapheme cluster can join a separator
+/// to what follows it (a space or `|` followed by a combining mark is one `Character`, and so is
+/// `\r\n`), and a chain must split the same way however its words are printed.
 enum ChainTokenizer {
     /// The filters of `text`, each as its words.
     static func filters(_ text: String) throws(ChainSyntaxError) -> [[ChainToken]] {
         var filters: [[ChainToken]] = [[]]
-        var current = "", equals: String.Index?, inWord = false, quoted = false, escaped = false
+        var current = String.UnicodeScalarView(), equals: String.Index?
+        var inWord = false, quoted = false, escaped = false
         func endWord() {
-            if inWord { filters[filters.count - 1].append(ChainToken(current, equals: equals)) }
-            (current, equals, inWord) = ("", nil, false)
+            if inWord { filters[filters.count - 1].append(ChainToken(String(current), equals: equals)) }
+            (current, equals, inWord) = (String.UnicodeScalarView(), nil, false)
         }
-        for character in text {
+        for scalar in text.unicodeScalars {
             if quoted {
                 if escaped {
                     // Only \" and \\ are escapes; any other backslash stays (text "a\nb" keeps its \n).
-                    if character != "\"" && character != "\\" { current.append("\\") }
-                    current.append(character)
+                    if scalar != "\"" && scalar != "\\" { current.append("\\") }
+                    current.append(scalar)
                     escaped = false
-                } else if character == "\\" {
+                } else if scalar == "\\" {
                     escaped = true
-                } else if character == "\"" {
+                } else if scalar == "\"" {
                     quoted = false
                 } else {
-                    current.append(character)
+                    current.append(scalar)
                 }
                 continue
             }
-            switch character {
+            switch scalar {
             case "\"":
                 quoted = true
                 inWord = true
             case "|":
                 endWord()
                 filters.append([])
-            case _ where character.isWhitespace:
+            case _ where scalar.properties.isWhitespace:
                 endWord()
             case "=" where equals == nil:
                 inWord = true
-                current.append(character)
+                current.append(scalar)
                 equals = current.index(before: current.endIndex)
             default:
                 inWord = true
-                current.append(character)
+                current.append(scalar)
             }
         }
         if quoted { throw .unterminatedQuote }
@@ -77,14 +83,15 @@ enum ChainTokenizer {
     /// A line without its comment: from the first `#` outside quotes.
     static func strippingComment(_ line: Substring) -> Substring {
         var quoted = false, escaped = false
-        for index in line.indices {
-            let c = line[index]
+        let scalars = line.unicodeScalars
+        for index in scalars.indices {
+            let c = scalars[index]
             if quoted {
                 if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { quoted = false }
             } else if c == "\"" {
                 quoted = true
             } else if c == "#" {
-                return line[..<index]
+                return Substring(scalars[..<index])
             }
         }
         return line
@@ -93,12 +100,15 @@ enum ChainTokenizer {
     /// `value` as the grammar reads it back: quoted when it holds white space, `|`, `#`, `"`, `\`
     /// or `=` (or is empty).
     static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0.isWhitespace || "|#\"\\=".contains($0) }) else { return value }
-        var out = "\""
-        for c in value {
+        let special = { (c: Unicode.Scalar) in c.properties.isWhitespace || "|#\"\\=".unicodeScalars.contains(c) }
+        guard value.isEmpty || value.unicodeScalars.contains(where: special) else { return value }
+        var out = String.UnicodeScalarView()
+        out.append("\"")
+        for c in value.unicodeScalars {
             if c == "\"" || c == "\\" { out.append("\\") }
             out.append(c)
         }
-        return out + "\""
+        out.append("\"")
+        return String(out)
     }
 }

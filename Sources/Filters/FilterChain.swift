@@ -14,7 +14,7 @@ public struct FilterChain: Sendable, CustomStringConvertible {
     /// `\"` and `\\` stand for `"` and `\`.
     public init(parsing text: String) throws(ChainSyntaxError) {
         filters = []
-        guard text.contains(where: { !$0.isWhitespace }) else { return }
+        guard text.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else { return }
         for (index, tokens) in try ChainTokenizer.filters(text).enumerated() {
             guard !tokens.isEmpty else { throw .emptyFilter(position: index + 1) }
             filters.append(try FilterCatalog.parseFilter(tokens))
@@ -22,12 +22,13 @@ public struct FilterChain: Sendable, CustomStringConvertible {
     }
 
     /// Parses the file form: one filter per line (or several joined by `|`), `#` outside quotes
-    /// starts a comment, blank lines are ignored. Errors say which line.
+    /// starts a comment, blank lines are ignored. Errors say which line. Lines end at `\n` (a `\r`
+    /// before it is white space), split as scalars like the words (`\r\n` is one `Character`).
     public init(parsingFile text: String) throws(ChainSyntaxError) {
         filters = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let content = ChainTokenizer.strippingComment(line)
-            guard content.contains(where: { !$0.isWhitespace }) else { continue }
+        for (number, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content = ChainTokenizer.strippingComment(Substring(line))
+            guard content.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else { continue }
             do {
                 filters += try FilterChain(parsing: String(content)).filters
             } catch {

@@ -44,6 +44,28 @@ import Testing
         }
     }
 
+    /// Separators followed by a combining mark form one `Character` with it (" \u{738}", "|\u{301}",
+    /// "=\u{301}", "\r\n"); the grammar splits on scalars, so a printed chain reads back the same
+    /// (the first text is what libFuzzer found: a vertical tab, then a Syriac mark).
+    @Test(arguments: [
+        "text\u{0B}\u{738}\u{FFFD}\u{10}-", "text \u{301}a", "mirror |\u{301}", "text a=\u{301}b", "text \u{301}\u{A0}",
+    ])
+    func combiningMarksAfterSeparators(text: String) throws {
+        let chain = try? FilterChain(parsing: text)
+        guard let chain else { return }  // an error is fine; a chain must print and read back the same
+        let again = try FilterChain(parsing: chain.description)
+        #expect(again.description == chain.description)
+    }
+
+    @Test func separatorsAreScalarsNotGraphemes() throws {
+        let chain = try FilterChain(parsing: "text \u{301}a x=4")
+        #expect(chain.description == "text \u{301}a x=4 y=16 size=32 color=#FFFFFF")
+        // A chain file saved with CRLF line ends (\r\n is a single Character) is still one filter a line.
+        let file = try FilterChain(parsingFile: "mirror\r\n# comment\r\nblur 6\r\n")
+        #expect(file.description == "mirror horizontal | blur sigma=6")
+        #expect(throws: ChainSyntaxError.self) { try FilterChain(parsing: "mirror |\u{301}") }
+    }
+
     @Test(arguments: [
         ("blurr 3", "blurr", "blur, rotate, mirror, scale, crop"),
         ("blur sigma=6 radius=3", "radius", "sigma, x, y, w, h"),
