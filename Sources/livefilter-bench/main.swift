@@ -279,6 +279,7 @@ do {
         ("scale fit=1280x720", "scale=1280:720"), ("rotate 90", "transpose=1"),
         ("eq brightness=0.06 contrast=1.2 saturation=1.3", "eq=brightness=0.06:contrast=1.2:saturation=1.3"),
         ("grayscale", "hue=s=0"), ("pixelate size=16", "pixelize=w=16:h=16"),
+        ("boxblur radius=4", "boxblur=4:1"), ("boxblur radius=20 power=2", "boxblur=20:2"),
     ]
     for (text, graph) in chains {
         let chain = try FilterChain(parsing: text)
