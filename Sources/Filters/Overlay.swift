@@ -279,3 +279,79 @@ private final class OverlayRenderer: InPlaceFilterRenderer, TimedFilterRenderer 
 
     @inline(__always) private func div255(_ x: Int) -> Int { ((x + 128) * 257) >> 16 }
 }
+
+// An overlay on a plane: its straight colour's samples blended with its alpha, per pixel on luma,
+// per 2×2 block on chroma (see BlendSurface.swift). The image does not change, so each plane's
+// weights are worked out once.
+extension Overlay: PlanarFilter {
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        OverlayPlaneRenderer(overlay: self, picture: picture, role: role, color: color)
+    }
+}
+
+private final class OverlayPlaneRenderer: InPlacePlaneRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    /// The painted samples of this plane (nil: the overlay is off the picture or transparent).
+    private let area: PixelRect?
+    /// Per sample of `area`: the alpha (luma: 0…255; chroma: the block's sum, 0…1020) and the
+    /// alpha-weighted colour sample.
+    private let alphas: [Int32]
+    private let sums: [Int32]
+    private let luma: Bool
+
+    init(overlay: Overlay, picture: FrameSize, role: PlaneRole, color: YUVConverter) {
+        inputSize = picture.shifted(by: role.shift)
+        luma = role == .luma
+        let image = overlay.prepared()
+        let ox = overlay.x.position(extent: picture.width, length: image.width)
+        let oy = overlay.y.position(extent: picture.height, length: image.height)
+        let opacity = Int((overlay.opacity * 256).rounded())
+        let x0 = max(0, ox), y0 = max(0, oy), x1 = min(picture.width, ox + image.width), y1 = min(picture.height, oy + image.height)
+        guard x1 > x0, y1 > y0, opacity > 0 else {
+            (area, alphas, sums) = (nil, [], [])
+            return
+        }
+        let shift = role.shift
+        let rect = PixelRect(x: x0 >> shift, y: y0 >> shift, width: ((x1 + shift) >> shift) - (x0 >> shift),
+                             height: ((y1 + shift) >> shift) - (y0 >> shift))
+        var alphas = [Int32](repeating: 0, count: rect.width * rect.height), sums = alphas
+        // Per picture pixel, as OverlayRenderer blends it: d·(255 − a) + 255·P over 255, P the
+        // premultiplied colour. On a plane that is d·(255 − a) + a·offset + 255·(M·P), M this
+        // plane's row of the forward matrix: exact, with no division by alpha.
+        let row = color.forwardMatrix[role.rawValue], offset = role == .luma ? color.yOffset : 128
+        for y in y0..<y1 {
+            for x in x0..<x1 {
+                let i = ((y - oy) * image.width + (x - ox)) * 4
+                let stored = Int(image.pixels[i + 3])
+                let a = opacity >= 256 ? stored : (stored * opacity + 128) >> 8
+                guard a > 0 else { continue }
+                var premultiplied = 0.0
+                for k in 0..<3 {
+                    let v = Double(image.pixels[i + k])
+                    // Straight colour: v·a/255; premultiplied: v at the opacity (as OverlayRenderer rounds it).
+                    let p = image.premultiplied ? Double(opacity >= 256 ? Int(v) : (Int(v) * opacity + 128) >> 8) : v * Double(a) / 255
+                    premultiplied += row[k] * p
+                }
+                let j = ((y >> shift) - rect.y) * rect.width + ((x >> shift) - rect.x)
+                alphas[j] += Int32(a)
+                sums[j] += Int32((Double(a) * offset + 255 * premultiplied).rounded())
+            }
+        }
+        (area, self.alphas, self.sums) = (rect, alphas, sums)
+    }
+
+    func renderInPlace(_ plane: Plane, at time: FrameTime) {
+        guard let area else { return }
+        for v in 0..<area.height {
+            let row = plane.row(area.y + v) + area.x
+            let base = v * area.width
+            for u in 0..<area.width {
+                let a = Int(alphas[base + u])
+                guard a > 0 else { continue }
+                let s = Int(sums[base + u])
+                row[u] = luma ? UInt8(clamping: ((Int(row[u]) * (255 - a) + s + 128) * 257) >> 16) : blendBlock(row[u], sum: s, alphas: a)
+            }
+        }
+    }
+}

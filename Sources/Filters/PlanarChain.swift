@@ -80,15 +80,29 @@ public final class PlanarChainRenderer {
     /// With `measuresPasses` on, the wall time each pass has taken so far (all planes), in nanoseconds.
     public private(set) var passNanoseconds: [UInt64]
     public var measuresPasses = false
-    /// Per plane: each pass's renderer and the buffer it writes (nil for the last, which writes
-    /// the destination).
-    private let planes: [[(renderer: any PlaneRenderer, output: PlaneBuffer?)]]
+    /// Whether some pass changes with time (text with a clock): then every picture is filtered at
+    /// its own time even when it repeats the last input.
+    public let isTimeDependent: Bool
+    /// Per plane: each pass's renderer and the buffer it writes: nil for the last writing pass,
+    /// which writes the destination, and for a pass that draws in place on what the pass before
+    /// it wrote.
+    private let planes: [[Stage]]
+
+    private struct Stage {
+        var renderer: any PlaneRenderer
+        var output: PlaneBuffer?
+        var inPlace: (any InPlacePlaneRenderer)?
+    }
 
     /// Nil when the chain cannot run on the planes of `inputSize` pictures.
     public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter) {
-        guard let passes = Self.passes(of: chain, inputSize: inputSize) else { return nil }
+        guard var passes = Self.passes(of: chain, inputSize: inputSize) else { return nil }
+        // Drawing in place needs a picture of our own to draw on: never the decoder's.
+        if let first = passes.first, first.filter is any InPlacePlanarFilter {
+            passes.insert(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: .identity)), name: "copy", outputSize: inputSize), at: 0)
+        }
         self.inputSize = inputSize
-        var planes: [[(renderer: any PlaneRenderer, output: PlaneBuffer?)]] = []
+        var planes: [[Stage]] = []
         for role in PlaneRole.allCases {
             var renderers: [any PlaneRenderer] = []
             var size = inputSize
@@ -97,15 +111,24 @@ public final class PlanarChainRenderer {
                 renderers.append(renderer)
                 size = pass.outputSize
             }
-            // Ping-pong as in ChainRenderer: a pass reuses the buffer of the pass before the previous one.
-            var stages: [(renderer: any PlaneRenderer, output: PlaneBuffer?)] = []
+            // Ping-pong as in ChainRenderer: a writing pass reuses the buffer of the writing pass
+            // before the previous one; the last writing pass writes the destination.
+            let lastWriting = renderers.lastIndex { !($0 is any InPlacePlaneRenderer) }
+            var stages: [Stage] = []
+            var written: [PlaneBuffer?] = []
             for (index, renderer) in renderers.enumerated() {
-                if index == renderers.count - 1 {
-                    stages.append((renderer, nil))
+                if let inPlace = renderer as? any InPlacePlaneRenderer, index > 0 {
+                    stages.append(Stage(renderer: renderer, output: nil, inPlace: inPlace))
                     continue
                 }
-                let reusable = index >= 2 ? stages[index - 2].output : nil
-                stages.append((renderer, reusable?.plane.size == renderer.outputSize ? reusable : PlaneBuffer(size: renderer.outputSize)))
+                guard index != lastWriting else {
+                    stages.append(Stage(renderer: renderer, output: nil, inPlace: nil))
+                    continue
+                }
+                let reusable = written.count >= 2 ? written[written.count - 2] : nil
+                let output = reusable?.plane.size == renderer.outputSize ? reusable! : PlaneBuffer(size: renderer.outputSize)
+                stages.append(Stage(renderer: renderer, output: output, inPlace: nil))
+                written.append(output)
             }
             planes.append(stages)
         }
@@ -113,6 +136,7 @@ public final class PlanarChainRenderer {
         outputSize = passes.last?.outputSize ?? inputSize
         passNames = passes.map(\.name)
         passNanoseconds = Array(repeating: 0, count: passes.count)
+        isTimeDependent = chain.filters.contains { ($0 as? any TimeVaryingFilter)?.isTimeDependent == true }
     }
 
     /// Whether `chain` can run on the planes of `inputSize` pictures (no allocation).
@@ -192,19 +216,23 @@ public final class PlanarChainRenderer {
         return passes
     }
 
-    /// Filters `source` (sized `inputSize`) into `destination` (sized `outputSize`).
-    public func render(_ source: PlanarYUV420View, into destination: PlanarYUV420View) {
+    /// Filters `source` (sized `inputSize`) into `destination` (sized `outputSize`), as the picture at `time`.
+    public func render(_ source: PlanarYUV420View, into destination: PlanarYUV420View, at time: FrameTime = .zero) {
         precondition(FrameSize(source.width, source.height) == inputSize, "PlanarChainRenderer made for \(inputSize)")
         precondition(FrameSize(destination.width, destination.height) == outputSize, "PlanarChainRenderer makes \(outputSize)")
         let sources = source.planes, destinations = destination.planes
         for (plane, stages) in planes.enumerated() {
             var current = sources[plane]
             for (index, stage) in stages.enumerated() {
-                let target = stage.output?.plane ?? destinations[plane]
                 let start = measuresPasses ? DispatchTime.now().uptimeNanoseconds : 0
-                stage.renderer.render(current, into: target)
+                if let inPlace = stage.inPlace {
+                    inPlace.renderInPlace(current, at: time)
+                } else {
+                    let target = stage.output?.plane ?? destinations[plane]
+                    stage.renderer.render(current, into: target)
+                    current = target
+                }
                 if measuresPasses { passNanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start }
-                current = target
             }
         }
     }

@@ -188,26 +188,18 @@ final class FontFace {
     }
 }
 
-private final class TextRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
-    let inputSize: FrameSize
-    var outputSize: FrameSize { inputSize }
+/// Lays text out (glyphs cached, the last layout reused while the text stays the same) and draws it
+/// on a surface: the RGB picture, or one plane of a 4:2:0 picture.
+final class TextPainter {
     private let text: Text
     private let face: FontFace
     private var glyphs: [UInt32: FontFace.Glyph?] = [:]
-    /// The last layout's text and its glyph placements, reused while the text stays the same.
+    /// The last layout's text and its glyph placements.
     private var laidOut: (text: String, width: Int, height: Int, placements: [(glyph: FontFace.Glyph, x: Int, y: Int)])?
 
-    init(text: Text, frame: FrameSize) throws(Text.FontError) {
+    init(text: Text) throws(Text.FontError) {
         self.text = text
-        inputSize = frame
         face = try FontFace(path: text.font.path, size: text.size)
-    }
-
-    func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
-
-    func render(_ source: RGBImage, into destination: RGBImage, at time: FrameTime) {
-        destination.copyPixels(from: source)
-        renderInPlace(destination, at: time)
     }
 
     private func glyph(_ scalar: Unicode.Scalar) -> FontFace.Glyph? {
@@ -238,53 +230,73 @@ private final class TextRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
         return (width, height, placements)
     }
 
-    func renderInPlace(_ image: RGBImage, at time: FrameTime) {
+    /// The box (if any), then each glyph, as the picture at `time` shows them.
+    func draw(on surface: some BlendSurface, at time: FrameTime) {
         let (width, height, placements) = layout(text.expanded(at: time))
         guard width > 0 else { return }
+        let frame = surface.pictureSize
         let pad = text.box == nil ? 0 : (text.padding ?? max(2, text.size / 4))
         let boxWidth = width + 2 * pad, boxHeight = height + 2 * pad
-        let left = text.x.position(extent: inputSize.width, length: boxWidth)
-        let top = text.y.position(extent: inputSize.height, length: boxHeight)
+        let left = text.x.position(extent: frame.width, length: boxWidth)
+        let top = text.y.position(extent: frame.height, length: boxHeight)
         if let box = text.box {
-            blendRect(image, x: left, y: top, width: boxWidth, height: boxHeight, color: box, alpha: Int((text.boxOpacity * 255).rounded()))
+            let alpha = Int((text.boxOpacity * 255).rounded())
+            if alpha > 0 { surface.paint(box, through: .constant(alpha, over: PixelRect(x: left, y: top, width: boxWidth, height: boxHeight))) }
         }
         let opacity = Int((text.opacity * 256).rounded())
-        let c = text.color
         for p in placements {
-            let gx = left + pad + p.x, gy = top + pad + p.y
-            let x0 = max(0, gx), y0 = max(0, gy)
-            let x1 = min(inputSize.width, gx + p.glyph.width), y1 = min(inputSize.height, gy + p.glyph.rows)
-            guard x1 > x0, y1 > y0 else { continue }
             p.glyph.coverage.withUnsafeBufferPointer { coverage in
-                for y in y0..<y1 {
-                    let row = image.row(y)
-                    let src = coverage.baseAddress! + (y - gy) * p.glyph.width
-                    for x in x0..<x1 {
-                        var a = Int(src[x - gx])
-                        if opacity < 256 { a = (a * opacity + 128) >> 8 }
-                        guard a > 0 else { continue }
-                        let d = row + 3 * x
-                        d[0] = blend(d[0], c.r, a); d[1] = blend(d[1], c.g, a); d[2] = blend(d[2], c.b, a)
-                    }
-                }
+                let rect = PixelRect(x: left + pad + p.x, y: top + pad + p.y, width: p.glyph.width, height: p.glyph.rows)
+                surface.paint(text.color, through: AlphaMask(rect: rect, coverage: coverage.baseAddress, constant: 0, opacity: opacity))
             }
         }
     }
+}
 
-    private func blendRect(_ image: RGBImage, x: Int, y: Int, width: Int, height: Int, color: RGBColor, alpha: Int) {
-        let x0 = max(0, x), y0 = max(0, y), x1 = min(inputSize.width, x + width), y1 = min(inputSize.height, y + height)
-        guard x1 > x0, y1 > y0, alpha > 0 else { return }
-        for row in y0..<y1 {
-            let d = image.row(row)
-            for col in x0..<x1 {
-                let p = d + 3 * col
-                p[0] = blend(p[0], color.r, alpha); p[1] = blend(p[1], color.g, alpha); p[2] = blend(p[2], color.b, alpha)
-            }
-        }
+private final class TextRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let painter: TextPainter
+
+    init(text: Text, frame: FrameSize) throws(Text.FontError) {
+        inputSize = frame
+        painter = try TextPainter(text: text)
     }
 
-    /// d·(255 − a) + s·a over 255, rounded.
-    @inline(__always) private func blend(_ d: UInt8, _ s: UInt8, _ a: Int) -> UInt8 {
-        UInt8(((Int(d) * (255 - a) + Int(s) * a + 128) * 257) >> 16)
+    func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
+
+    func render(_ source: RGBImage, into destination: RGBImage, at time: FrameTime) {
+        destination.copyPixels(from: source)
+        renderInPlace(destination, at: time)
+    }
+
+    func renderInPlace(_ image: RGBImage, at time: FrameTime) {
+        painter.draw(on: RGBSurface(image: image), at: time)
+    }
+}
+
+// Text on a plane: the same layout and paints through `PlaneSurface` (see BlendSurface.swift).
+extension Text: PlanarFilter {
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard let painter = try? TextPainter(text: self) else { return nil }
+        return TextPlaneRenderer(painter: painter, picture: picture, role: role, color: color)
+    }
+}
+
+private final class TextPlaneRenderer: InPlacePlaneRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let painter: TextPainter
+    private let picture: FrameSize
+    private let role: PlaneRole
+    private let color: YUVConverter
+
+    init(painter: TextPainter, picture: FrameSize, role: PlaneRole, color: YUVConverter) {
+        (self.painter, self.picture, self.role, self.color) = (painter, picture, role, color)
+        inputSize = picture.shifted(by: role.shift)
+    }
+
+    func renderInPlace(_ plane: Plane, at time: FrameTime) {
+        painter.draw(on: PlaneSurface(plane: plane, role: role, pictureSize: picture, color: color), at: time)
     }
 }

@@ -208,10 +208,10 @@ public final class PlanarFrameFilter {
             && Int(f.width) == inputSize.width && Int(f.height) == inputSize.height
     }
 
-    /// A new frame holding the filtered picture.
-    public func apply(_ frame: Frame) throws(MediaError) -> Frame {
+    /// A new frame holding the filtered picture at `time`.
+    public func apply(_ frame: Frame, at time: FrameTime = .zero) throws(MediaError) -> Frame {
         let out = try pool.makeFrame()
-        renderer.render(frame.planarView, into: out.planarView)
+        renderer.render(frame.planarView, into: out.planarView, at: time)
         out.pointer.pointee.color_range = frame.pointer.pointee.color_range
         out.pointer.pointee.colorspace = frame.pointer.pointee.colorspace
         return out

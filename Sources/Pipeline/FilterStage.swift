@@ -167,7 +167,7 @@ final class FilterStage: @unchecked Sendable {
                 try show(frame, pts: pts, duration: duration, keyframe: keyframe)
             case let .repeatLast(pts, duration):
                 let changed = takeChainChange(at: pts)
-                if let frame = lastFrame, changed || rgbChainVaries {
+                if let frame = lastFrame, changed || chainVaries {
                     // The same input picture, filtered again: by the new chain, or at this tick's time.
                     try show(frame, pts: pts, duration: duration, keyframe: false, reconvert: changed)
                     continue
@@ -177,7 +177,10 @@ final class FilterStage: @unchecked Sendable {
         }
     }
 
-    private var rgbChainVaries: Bool { path == .rgbChain && rgb?.filter.isTimeDependent == true }
+    /// Whether the chain as run changes with time alone: then a repeated tick is filtered again.
+    private var chainVaries: Bool {
+        path == .planar ? planar?.renderer.isTimeDependent == true : (path == .rgbChain && rgb?.filter.isTimeDependent == true)
+    }
 
     /// Applies a waiting chain change before the picture of tick `pts`; whether there was one.
     @discardableResult
@@ -206,7 +209,7 @@ final class FilterStage: @unchecked Sendable {
     }
 
     private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
-        if control != nil || rgb?.filter.isTimeDependent == true { lastFrame = frame }
+        if control != nil || chainVaries { lastFrame = frame }
         if path == .passthrough {
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
@@ -215,7 +218,8 @@ final class FilterStage: @unchecked Sendable {
             return
         }
         if path == .planar, let planar, planar.accepts(frame) {
-            let result = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame) }
+            let time = frameTime(of: frame, pts: pts)
+            let result = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame, at: time) }
             let count = planarFrames.add(1, ordering: .relaxed).newValue
             if count % 8 == 1 { publishedPasses.withLock { $0 = planarPasses(planar) } }
             for output in outputs {
@@ -229,10 +233,7 @@ final class FilterStage: @unchecked Sendable {
     private func showRGB(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, convert: Bool) throws {
         if rgb == nil { rgb = try makeRGB(chain) }
         guard let (filter, converters) = rgb else { return }
-        let time = FrameTime(seconds: Double(pts) * timeBase, frame: constantRate ? Int(pts) : shownFrames,
-                             sourceSeconds: frame.timestamp.map { Double($0) * plan.input.video.timeBase.doubleValue },
-                             wallClock: Date().timeIntervalSince1970)
-        shownFrames += 1
+        let time = frameTime(of: frame, pts: pts)
         let image = try filter.filter(frame, at: time, convert: convert)
         let count = filtered.add(1, ordering: .relaxed).newValue
         if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
@@ -240,6 +241,14 @@ final class FilterStage: @unchecked Sendable {
             let converted = try converter.convert(image)
             try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration, keyframe: keyframe))
         }
+    }
+
+    /// The output time of the picture shown at tick `pts`; counts the pictures shown.
+    private func frameTime(of frame: Frame, pts: Int64) -> FrameTime {
+        defer { shownFrames += 1 }
+        return FrameTime(seconds: Double(pts) * timeBase, frame: constantRate ? Int(pts) : shownFrames,
+                         sourceSeconds: frame.timestamp.map { Double($0) * plan.input.video.timeBase.doubleValue },
+                         wallClock: Date().timeIntervalSince1970)
     }
 
     /// Pictures that went through the chain, on RGB or on the planes (progress counts these).

@@ -280,10 +280,15 @@ do {
         ("eq brightness=0.06 contrast=1.2 saturation=1.3", "eq=brightness=0.06:contrast=1.2:saturation=1.3"),
         ("grayscale", "hue=s=0"), ("pixelate size=16", "pixelize=w=16:h=16"),
         ("boxblur radius=4", "boxblur=4:1"), ("boxblur radius=20 power=2", "boxblur=20:2"),
+        // Drawing: the same logo and caption as the RGB cases above (overlayCases), on the planes.
+        ("overlay /tmp/livefilter-bench-logo.png x=right-16 y=top+16", "movie=/tmp/livefilter-bench-logo.png[logo];[in][logo]overlay=x=W-w-16:y=16"),
+        ("text \"00:00:01.500 · frame 45\" x=16 y=16 size=48 box=#000000@0.5 font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+         "drawtext=fontfile=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf:text='00\\:00\\:01.500 · frame 45':x=16:y=16:fontsize=48:fontcolor=white:box=1:boxcolor=black@0.5:boxborderw=12"),
     ]
     for (text, graph) in chains {
         let chain = try FilterChain(parsing: text)
-        let name = text.hasPrefix("blur sigma=6 |") ? "standard chain" : text
+        let name = text.hasPrefix("blur sigma=6 |") ? "standard chain" : text.hasPrefix("overlay") ? "overlay 256x128"
+            : text.hasPrefix("text") ? "text 48px + box" : text
         cases.append(Case("yuv " + name, "1920x1080", theirs: graph + " (yuv420p)", pixels: size.pixelCount, traffic: 3 * size.pixelCount) { threads in
             Parallel.workerCount = threads == 1 ? 1 : 0
             let renderer = PlanarChainRenderer(chain: chain, inputSize: size, color: YUVConverter(matrix: .bt709, range: .limited))!
@@ -333,6 +338,74 @@ func copyPlanes(from a: PlanarYUV420View, to b: PlanarYUV420View) {
 
 // MARK: Run
 
+
+if arguments.contains("--fused-probe") {
+    // Probe: whole-frame sws → invert → ours to yuv420p, against the same per band of rows.
+    Parallel.workerCount = 1
+    let size = full.size
+    let band = Int(option("--band") ?? "16")!
+    let forward = try SwsRunner(source: size, sourceFormat: AV_PIX_FMT_RGB24, destination: size, destinationFormat: AV_PIX_FMT_YUV420P,
+                                flags: Int32(SWS_BICUBIC), threads: 1)
+    try forward.toYUV(full)
+    let sws = try SwsRunner(source: size, sourceFormat: AV_PIX_FMT_YUV420P, destination: size, destinationFormat: AV_PIX_FMT_RGB24,
+                            flags: Int32(SWS_BICUBIC), threads: 1)
+    copyPlanes(from: forward.view, to: sws.view)
+    let rgb = RGBImage(size: size), rgb2 = RGBImage(size: size)
+    let invert = try Invert().makeRenderer(for: size)
+    let out = PlaneSet(size), out2 = PlaneSet(size)
+    let conv = YUVConverter(matrix: .bt709, range: .limited, downsampling: .box)
+    let src = sws.view
+    func invertRows(_ image: RGBImage, _ rows: Range<Int>) {
+        let n = image.width * 3
+        for y in rows {
+            let d = image.row(y)
+            var x = 0
+            while x + 8 <= n { let p = UnsafeMutableRawPointer(d + x); p.storeBytes(of: ~p.loadUnaligned(as: UInt64.self), as: UInt64.self); x += 8 }
+            while x < n { d[x] = ~d[x]; x += 1 }
+        }
+    }
+    let whole = measure {
+        try! sws.fromYUV(into: rgb)
+        invert.render(rgb, into: rgb2)
+        conv.rgbToYUV420(rgb2, into: out.view)
+    }
+    let wholeMin = lastMinimum
+    let wholeInPlace = measure {
+        try! sws.fromYUV(into: rgb)
+        invertRows(rgb, 0..<size.height)
+        conv.rgbToYUV420(rgb, into: out.view)
+    }
+    let banded = measure {
+        var y = 0
+        while y < size.height {
+            let h = min(band, size.height - y)
+            var s: [UnsafePointer<UInt8>?] = [UnsafePointer(src.y), UnsafePointer(src.u), UnsafePointer(src.v), nil]
+            var ss: [Int32] = [Int32(src.yStride), Int32(src.uStride), Int32(src.vStride), 0]
+            var d: [UnsafeMutablePointer<UInt8>?] = [rgb2.baseAddress, nil, nil, nil]
+            var ds: [Int32] = [Int32(rgb2.bytesPerRow), 0, 0, 0]
+            _ = sws_scale(sws.pointer, &s, &ss, Int32(y), Int32(h), &d, &ds)
+            invertRows(rgb2, y..<(y + h))
+            let o = out2.view
+            let view = PlanarYUV420View(width: size.width, height: h, y: o.y + y * o.yStride, yStride: o.yStride,
+                                        u: o.u + y / 2 * o.uStride, uStride: o.uStride, v: o.v + y / 2 * o.vStride, vStride: o.vStride)
+            conv.rgbToYUV420(UnsafePointer(rgb2.row(y)), bytesPerRow: rgb2.bytesPerRow, into: view)
+            y += h
+        }
+    }
+    let bandedMin = lastMinimum
+    let partSws = measure { try! sws.fromYUV(into: rgb) }
+    let partInvert = measure { invertRows(rgb, 0..<size.height) }
+    let partToYUV = measure { conv.rgbToYUV420(rgb, into: out.view) }
+    print("parts: sws → rgb \(format2(partSws)) ms, invert in place \(format2(partInvert)), ours → yuv420p \(format2(partToYUV))")
+    try! sws.fromYUV(into: rgb)
+    invertRows(rgb, 0..<size.height)
+    conv.rgbToYUV420(rgb, into: out.view)
+    var same = true
+    let a = out.view, b = out2.view
+    for y in 0..<size.height { if memcmp(a.y + y * a.yStride, b.y + y * b.yStride, size.width) != 0 { same = false } }
+    print("whole frame: \(format2(whole)) ms (min \(format2(wholeMin))), in place \(format2(wholeInPlace)); banded by \(band) rows: \(format2(banded)) ms (min \(format2(bandedMin))); same picture: \(same)")
+    exit(0)
+}
 
 if arguments.contains("--blur-quality") {
     // PSNR of our blur against the exact double-precision Gaussian (clamp-to-edge), 1280x720.

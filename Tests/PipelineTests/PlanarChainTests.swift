@@ -67,6 +67,14 @@ struct PlanarChainTests {
 
     @Test(arguments: chains)
     func planarPictureMatchesTheRGBChain(chain: FilterChain) throws {
+        try Self.compare(chain)
+    }
+
+    /// The chain on the planes against the RGB chain through the double-precision oracle, every
+    /// plane of three decoded frames at `time`: ≥ 50 dB, same size. Prints the worst plane.
+    /// With `region` (picture pixels, even), the PSNR is also taken over that part alone: what a
+    /// drawing filter changed, not diluted by the rest of the picture.
+    static func compare(_ chain: FilterChain, at time: FrameTime = .zero, region: PixelRect? = nil) throws {
         let chainText = chain.description
         #expect(FileManager.default.fileExists(atPath: Self.photo), "install mate-backgrounds (scripts/install-deps.sh does)")
         let frames = Self.frames
@@ -76,10 +84,11 @@ struct PlanarChainTests {
         let planar = try #require(PlanarFrameFilter(chain: chain, inputSize: size, color: color), "\(chainText) should run on planes")
         let rgb = try ChainRenderer(chain: chain, inputSize: size)
         #expect(planar.outputSize == rgb.outputSize, "geometry")
-        var worst = Double.infinity
+        #expect(planar.renderer.isTimeDependent == rgb.isTimeDependent)
+        var worst = Double.infinity, worstInRegion = Double.infinity
         for frame in frames {
-            let fast = try planar.apply(frame)
-            let reference = ExactYUV.toYUV(rgb.render(ExactYUV.toRGB(frame.planarView)))
+            let fast = try planar.apply(frame, at: time)
+            let reference = ExactYUV.toYUV(rgb.render(ExactYUV.toRGB(frame.planarView), at: time))
             let out = fast.planarView
             let planes = [(out.y, out.yStride, out.width, out.height), (out.u, out.uStride, out.chromaWidth, out.chromaHeight),
                           (out.v, out.vStride, out.chromaWidth, out.chromaHeight)]
@@ -87,9 +96,85 @@ struct PlanarChainTests {
                 let db = ExactYUV.psnr(plane.0, plane.1, reference[index], width: plane.2, height: plane.3)
                 worst = min(worst, db)
                 #expect(db >= 50, "\(chainText): plane \(["Y", "Cb", "Cr"][index]) \(String(format: "%.2f", db)) dB")
+                if let region {
+                    let local = ExactYUV.psnr(plane.0, plane.1, reference[index], width: plane.2, height: plane.3,
+                                              region: index == 0 ? region : PixelRect(x: region.x / 2, y: region.y / 2, width: region.width / 2, height: region.height / 2))
+                    worstInRegion = min(worstInRegion, local)
+                    #expect(local >= 50, "\(chainText): plane \(["Y", "Cb", "Cr"][index]) in \(region): \(String(format: "%.2f", local)) dB")
+                }
             }
         }
-        print("planar vs RGB chain, worst plane: \(String(format: "%.2f", worst)) dB — \(chainText)")
+        let inRegion = region.map { ", in \($0): \(String(format: "%.2f", worstInRegion)) dB" } ?? ""
+        print("planar vs RGB chain, worst plane: \(String(format: "%.2f", worst)) dB\(inRegion) — \(chainText)")
+    }
+
+    static let font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+    /// A 97x61 logo with an alpha gradient (every weight from 0 to 255) and varying colours, made by
+    /// ffmpeg; `premultiplied`: each colour at most its alpha, as premultiplied images are.
+    static func logo(premultiplied: Bool = false) throws -> String {
+        let name = premultiplied ? "planar-logo-pm-\(getpid()).png" : "planar-logo-\(getpid()).png"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(name).path
+        let alpha = "mod(X*3+Y*2\\,256)"
+        let colours = premultiplied ? "r='\(alpha)*X/97':g='\(alpha)*(61-Y)/61':b='\(alpha)/2'" : "r='X*2':g='255-Y*3':b='128+X-Y'"
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        ffmpeg.arguments = ["-v", "error", "-y", "-f", "lavfi", "-i", "nullsrc=s=97x61", "-vf",
+                            "format=rgba,geq=\(colours):a='\(alpha)',format=rgba", "-frames:v", "1", path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        try #require(ffmpeg.terminationStatus == 0, "ffmpeg could not make the logo")
+        return path
+    }
+
+    /// Text and overlays draw on the planes (alpha per pixel on luma, the 2×2 block's mean on
+    /// chroma): odd positions, a box under the text, opacity, premultiplied alpha, a scaled logo,
+    /// a move after the drawing, and text that changes with time at a later tick.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: font), "needs fonts-dejavu-core"))
+    func drawingOnThePlanesMatchesTheRGBChain() throws {
+        let logo = try Self.logo(), premultiplied = try Self.logo(premultiplied: true)
+        // Each with the part of the 1280x720 picture it draws on (even edges), checked on its own too.
+        let cases: [(String, PixelRect)] = [
+            ("text \"Privacy: ON — 12:34\" x=41 y=37 size=48 font=\(Self.font)", PixelRect(x: 40, y: 36, width: 520, height: 60)),
+            ("text \"boxed\\nsecond line\" x=right-23 y=bottom-17 size=40 color=#FFD000 box=#102040@0.7 font=\(Self.font)",
+             PixelRect(x: 960, y: 560, width: 296, height: 142)),
+            ("text \"faint\" x=center y=center size=96 opacity=0.5 font=\(Self.font)", PixelRect(x: 500, y: 300, width: 280, height: 120)),
+            ("overlay \(logo) x=37 y=21", PixelRect(x: 36, y: 20, width: 100, height: 64)),
+            ("overlay \(logo) x=right-16 y=top+15 opacity=0.6", PixelRect(x: 1166, y: 14, width: 100, height: 64)),
+            ("overlay \(premultiplied) x=-20 y=bottom+9 alpha=premultiplied", PixelRect(x: 0, y: 666, width: 78, height: 54)),
+            ("overlay \(premultiplied) x=101 y=99 alpha=premultiplied opacity=0.7", PixelRect(x: 100, y: 98, width: 100, height: 64)),
+            ("overlay \(logo) x=center y=center scale=2.5", PixelRect(x: 518, y: 282, width: 244, height: 156)),
+            ("scale fit=1280x720 | overlay \(logo) x=5 y=5 | text \"LIVE\" x=right-33 y=13 size=30 box=#C00000@1 font=\(Self.font) | rotate 90",
+             PixelRect(x: 0, y: 0, width: 720, height: 200)),
+            ("blur sigma=4 | text \"{time} #{frame}\" x=17 y=bottom-21 size=36 font=\(Self.font)", PixelRect(x: 16, y: 650, width: 400, height: 52)),
+        ]
+        for (text, region) in cases {
+            try Self.compare(try FilterChain(parsing: text), at: FrameTime(seconds: 83.4, frame: 2502), region: region)
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: font), "needs fonts-dejavu-core"))
+    func textThatChangesWithTimeIsDrawnAtEachPicturesTime() throws {
+        let frames = Self.frames
+        try #require(frames.count == 3)
+        let size = FrameSize(frames[0].width, frames[0].height)
+        let color = ColorDescription(matrix: .bt709, primaries: .bt709, transfer: .bt709, range: .limited)
+        let chain = try FilterChain(parsing: "text \"{frame}\" x=20 y=20 size=64 font=\(Self.font)")
+        let planar = try #require(PlanarFrameFilter(chain: chain, inputSize: size, color: color))
+        #expect(planar.renderer.isTimeDependent)
+        let source = frames[0].planarView
+        let before = (0..<100).map { Array(UnsafeBufferPointer(start: source.y + $0 * source.yStride, count: 300)) }
+        let a = try planar.apply(frames[0], at: FrameTime(seconds: 0, frame: 1))
+        let b = try planar.apply(frames[0], at: FrameTime(seconds: 1, frame: 8))
+        let (va, vb) = (a.planarView, b.planarView)
+        var differ = false
+        for y in 20..<100 where memcmp(va.y + y * va.yStride, vb.y + y * vb.yStride, 200) != 0 { differ = true }
+        #expect(differ, "frame 1 and frame 8 should draw different digits")
+        // The decoder's picture is never drawn on: the chain copies it first.
+        let after = (0..<100).map { Array(UnsafeBufferPointer(start: source.y + $0 * source.yStride, count: 300)) }
+        #expect(before == after)
+        #expect(planar.renderer.passNames == ["copy", chain.description])
     }
 
     @Test func blurThenScaleIsOnePassWhereItGivesTheSamePicture() throws {
@@ -166,15 +251,18 @@ enum ExactYUV {
         return [y, u, v]
     }
 
-    static func psnr(_ a: UnsafeMutablePointer<UInt8>, _ stride: Int, _ b: [UInt8], width: Int, height: Int) -> Double {
+    /// PSNR of plane `a` against the packed plane `b`, over all of it or over `region`'s samples.
+    static func psnr(_ a: UnsafeMutablePointer<UInt8>, _ stride: Int, _ b: [UInt8], width: Int, height: Int,
+                     region: PixelRect? = nil) -> Double {
+        let r = region ?? PixelRect(x: 0, y: 0, width: width, height: height)
         var sum = 0.0
-        for y in 0..<height {
-            for x in 0..<width {
+        for y in r.y..<(r.y + r.height) {
+            for x in r.x..<(r.x + r.width) {
                 let d = Double(a[y * stride + x]) - Double(b[y * width + x])
                 sum += d * d
             }
         }
-        let mse = sum / Double(width * height)
+        let mse = sum / Double(r.width * r.height)
         return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }
 }
