@@ -201,11 +201,14 @@ public final class PlanarFrameFilter {
     }
 
     /// Whether `frame` is a limited-range yuv420p picture of the expected size (a stream can change mid-way).
-    public func accepts(_ frame: Frame) -> Bool {
+    public func accepts(_ frame: Frame) -> Bool { Self.accepts(frame, size: inputSize) }
+
+    /// Whether `frame` is a limited-range yuv420p picture of `size`.
+    public static func accepts(_ frame: Frame, size: FrameSize) -> Bool {
         let f = frame.pointer.pointee
         // Limited range only: the encoder is tagged and fed limited-range samples.
         return f.format == AV_PIX_FMT_YUV420P.rawValue && f.color_range != AVCOL_RANGE_JPEG
-            && Int(f.width) == inputSize.width && Int(f.height) == inputSize.height
+            && Int(f.width) == size.width && Int(f.height) == size.height
     }
 
     /// A new frame holding the filtered picture at `time`.

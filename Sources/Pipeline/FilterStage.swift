@@ -91,6 +91,61 @@ final class RenditionConverter {
     }
 }
 
+/// The planar path's work on one picture: the chain on the decoded planes, then each rendition's
+/// scale on the planes (a ladder), so no rung goes through RGB either.
+final class PlanarPath {
+    /// Nil for an empty chain: the decoded picture is the chain's.
+    let chain: PlanarFrameFilter?
+    /// Per rendition, the scale from the chain's picture to its size; nil where it takes the picture as it is.
+    private let scalers: [PlanarFrameFilter?]
+    private let inputSize: FrameSize
+
+    /// Nil when some part cannot run on the planes.
+    init?(chain: FilterChain, plan: JobPlan) {
+        inputSize = plan.input.video.size
+        if chain.isEmpty {
+            self.chain = nil
+        } else {
+            guard let filter = PlanarFrameFilter(chain: chain, inputSize: inputSize, color: plan.color) else { return nil }
+            filter.renderer.measuresPasses = true
+            self.chain = filter
+        }
+        let size = self.chain?.outputSize ?? inputSize
+        var scalers: [PlanarFrameFilter?] = []
+        for rendition in plan.renditions {
+            guard rendition.size != size else {
+                scalers.append(nil)
+                continue
+            }
+            // The scale RenditionConverter does on RGB, on the planes.
+            let scale = FilterChain([Scale(width: rendition.size.width, height: rendition.size.height)])
+            guard let scaler = PlanarFrameFilter(chain: scale, inputSize: size, color: plan.color) else { return nil }
+            scalers.append(scaler)
+        }
+        self.scalers = scalers
+    }
+
+    var isTimeDependent: Bool { chain?.renderer.isTimeDependent == true }
+    var passes: [FilterPassTime] {
+        chain.map { zip($0.renderer.passNames, $0.renderer.passNanoseconds).map(FilterPassTime.init) } ?? []
+    }
+
+    func accepts(_ frame: Frame) -> Bool { PlanarFrameFilter.accepts(frame, size: inputSize) }
+
+    /// Each rendition's picture of `frame` at `time`.
+    func apply(_ frame: Frame, at time: FrameTime) throws(MediaError) -> [Frame] {
+        let picture: Frame
+        if let chain {
+            picture = try chain.apply(frame, at: time)
+        } else {
+            // The decoder's picture type would force keyframes where the source had them.
+            picture = frame.newReference()
+            picture.clearPictureType()
+        }
+        return try scalers.map { scaler throws(MediaError) in try scaler?.apply(picture) ?? picture }
+    }
+}
+
 /// The filter stage: runs the plan's video path on each new picture and hands every rendition's
 /// encode stage its input. The chain runs once per picture; each rendition scales from its result.
 /// A live chain change (`ChainControl`) is taken between two pictures: every picture is filtered
@@ -103,7 +158,7 @@ final class FilterStage: @unchecked Sendable {
     /// The RGB chain and each rendition's converter. On the planar path they are made only if a
     /// frame needs them (a mid-stream change of format or size): unused, they are 20–30 MB at 1080p.
     private var rgb: (filter: FrameFilter, converters: [RenditionConverter])?
-    private var planar: PlanarFrameFilter?
+    private var planar: PlanarPath?
     /// The chain as run (orientation fix, the user's chain, alignment).
     private var chain: FilterChain
     private let timing: TimingRecorder
@@ -134,8 +189,7 @@ final class FilterStage: @unchecked Sendable {
         self.control = control
         self.log = log
         work = Channel(capacity: 2)
-        planar = path == .planar ? PlanarFrameFilter(chain: chain, inputSize: plan.input.video.size, color: plan.color) : nil
-        planar?.renderer.measuresPasses = true
+        planar = path == .planar ? PlanarPath(chain: chain, plan: plan) : nil
         // The RGB path's settings are checked here, at start-up; the planar path keeps the RGB chain
         // in reserve for frames that change format or size mid-stream.
         if path == .rgbChain || (path == .planar && planar == nil) { rgb = try makeRGB(chain) }
@@ -179,7 +233,7 @@ final class FilterStage: @unchecked Sendable {
 
     /// Whether the chain as run changes with time alone: then a repeated tick is filtered again.
     private var chainVaries: Bool {
-        path == .planar ? planar?.renderer.isTimeDependent == true : (path == .rgbChain && rgb?.filter.isTimeDependent == true)
+        path == .planar ? planar?.isTimeDependent == true : (path == .rgbChain && rgb?.filter.isTimeDependent == true)
     }
 
     /// Applies a waiting chain change before the picture of tick `pts`; whether there was one.
@@ -188,11 +242,7 @@ final class FilterStage: @unchecked Sendable {
         guard let control, let pending = control.take() else { return false }
         let path = plan.videoPath(for: pending.geometry)
         do {
-            var planar: PlanarFrameFilter?
-            if path == .planar {
-                planar = PlanarFrameFilter(chain: pending.geometry.chain, inputSize: plan.input.video.size, color: plan.color)
-                planar?.renderer.measuresPasses = true
-            }
+            let planar = path == .planar ? PlanarPath(chain: pending.geometry.chain, plan: plan) : nil
             // The RGB chain too when it runs there, or stands in for frames the planes do not take.
             let rgb = try makeRGB(pending.geometry.chain)
             (self.planar, self.rgb, self.chain) = (planar, rgb, pending.geometry.chain)
@@ -219,11 +269,11 @@ final class FilterStage: @unchecked Sendable {
         }
         if path == .planar, let planar, planar.accepts(frame) {
             let time = frameTime(of: frame, pts: pts)
-            let result = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame, at: time) }
+            let pictures = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame, at: time) }
             let count = planarFrames.add(1, ordering: .relaxed).newValue
-            if count % 8 == 1 { publishedPasses.withLock { $0 = planarPasses(planar) } }
-            for output in outputs {
-                try output.input.send(.picture(result.newReference(), remember: result, pts: pts, duration: duration, keyframe: keyframe))
+            if count % 8 == 1 { publishedPasses.withLock { $0 = planar.passes } }
+            for (output, picture) in zip(outputs, pictures) {
+                try output.input.send(.picture(picture.newReference(), remember: picture, pts: pts, duration: duration, keyframe: keyframe))
             }
             return
         }
@@ -260,13 +310,9 @@ final class FilterStage: @unchecked Sendable {
 
     private func publishFinalPasses() {
         if let planar, planarFrames.load(ordering: .relaxed) > 0 {
-            publishedPasses.withLock { $0 = planarPasses(planar) }
+            publishedPasses.withLock { $0 = planar.passes }
         } else if let filter = rgb?.filter {
             publishedPasses.withLock { $0 = filter.passes }
         }
-    }
-
-    private func planarPasses(_ planar: PlanarFrameFilter) -> [FilterPassTime] {
-        zip(planar.renderer.passNames, planar.renderer.passNanoseconds).map(FilterPassTime.init)
     }
 }

@@ -24,8 +24,9 @@ public struct InputFacts: Sendable {
 public enum VideoPath: Sendable, Equatable {
     /// Decoded frames go to the encoder as they are (no chain, same size, 4:2:0).
     case passthrough
-    /// The chain run on the decoded 4:2:0 planes (`PlanarChainRenderer`: blur, scale, crop, pad,
-    /// mirrors and quarter turns): the RGB chain's picture with no colour conversion.
+    /// The chain run on the decoded 4:2:0 planes (`PlanarChainRenderer`: every filter that has a
+    /// `PlanarFilter` form), and a ladder's rungs scaled there: the RGB chain's picture with no
+    /// colour conversion.
     case planar
     /// Decoded → RGB → the chain → (scaled per rendition) → YUV.
     case rgbChain
@@ -231,12 +232,14 @@ public struct JobPlan: Sendable {
                           imageSequence: Bool, exactRGB: Bool = false, controlled: Bool = false) -> VideoPath {
         // PNG frames are RGB; anything but limited-range 4:2:0 goes through the converter.
         guard !imageSequence, video.decodesToLimitedRange420 else { return .rgbChain }
-        // Every rendition must take the chain's picture as it is (a ladder scales in RGB).
-        guard renditions.allSatisfy({ $0.size == geometry.encodeSize }) else { return .rgbChain }
+        let ladder = !renditions.allSatisfy { $0.size == geometry.encodeSize }
         // A chain that may change live is never passed through: an empty chain is a copy on the planes.
-        if geometry.chain.isEmpty, geometry.encodeSize == video.size, !controlled { return .passthrough }
+        if geometry.chain.isEmpty, geometry.encodeSize == video.size, !controlled, !ladder { return .passthrough }
+        // A ladder's rungs are scaled from the chain's picture on the planes too (even sizes, as
+        // every rung's is).
         if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
-           PlanarChainRenderer.supports(geometry.chain, inputSize: video.size) {
+           geometry.chain.isEmpty || PlanarChainRenderer.supports(geometry.chain, inputSize: video.size),
+           renditions.allSatisfy({ $0.size.width % 2 == 0 && $0.size.height % 2 == 0 }) {
             return .planar
         }
         return .rgbChain

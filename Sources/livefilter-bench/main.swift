@@ -1,6 +1,7 @@
 import Foundation
 // livefilter-bench: Swift filter kernels against libavfilter / libswscale on the same frames, in
 // the same process. Usage: livefilter-bench [--quick] [--only TEXT] [--threads 1|2|both] [--runs N]
+// [--blur-quality] [--fused-probe [--band N]]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -340,7 +341,9 @@ func copyPlanes(from a: PlanarYUV420View, to b: PlanarYUV420View) {
 
 
 if arguments.contains("--fused-probe") {
-    // Probe: whole-frame sws → invert → ours to yuv420p, against the same per band of rows.
+    // Issue 13's "convert in bands fused with the first and last filter": the RGB path's whole-frame
+    // sws → invert → ours to yuv420p against the same done band by band (one thread, 1080p), so a
+    // band's RGB stays in cache between the three steps. `--band N` rows a band.
     Parallel.workerCount = 1
     let size = full.size
     let band = Int(option("--band") ?? "16")!
@@ -379,7 +382,9 @@ if arguments.contains("--fused-probe") {
         var y = 0
         while y < size.height {
             let h = min(band, size.height - y)
-            var s: [UnsafePointer<UInt8>?] = [UnsafePointer(src.y), UnsafePointer(src.u), UnsafePointer(src.v), nil]
+            // sws_scale's slice pointers point at the slice's own rows; the destination's at its top.
+            var s: [UnsafePointer<UInt8>?] = [UnsafePointer(src.y + y * src.yStride), UnsafePointer(src.u + y / 2 * src.uStride),
+                                              UnsafePointer(src.v + y / 2 * src.vStride), nil]
             var ss: [Int32] = [Int32(src.yStride), Int32(src.uStride), Int32(src.vStride), 0]
             var d: [UnsafeMutablePointer<UInt8>?] = [rgb2.baseAddress, nil, nil, nil]
             var ds: [Int32] = [Int32(rgb2.bytesPerRow), 0, 0, 0]
@@ -402,7 +407,7 @@ if arguments.contains("--fused-probe") {
     conv.rgbToYUV420(rgb, into: out.view)
     var same = true
     let a = out.view, b = out2.view
-    for y in 0..<size.height { if memcmp(a.y + y * a.yStride, b.y + y * b.yStride, size.width) != 0 { same = false } }
+    for y in 0..<size.height where memcmp(a.y + y * a.yStride, b.y + y * b.yStride, size.width) != 0 { same = false }
     print("whole frame: \(format2(whole)) ms (min \(format2(wholeMin))), in place \(format2(wholeInPlace)); banded by \(band) rows: \(format2(banded)) ms (min \(format2(bandedMin))); same picture: \(same)")
     exit(0)
 }

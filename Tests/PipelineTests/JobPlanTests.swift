@@ -58,8 +58,11 @@ struct JobPlanTests {
         PathCase(chain: "mirror", fullRange: true, expected: "rgb"),
         PathCase(chain: "", fullRange: true, expected: "rgb"),
         PathCase(chain: "", output: "hls/index.m3u8", expected: "passthrough"),
-        // A ladder scales each rung from the chain's RGB picture.
-        PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], expected: "rgb"),
+        // A ladder scales each rung from the chain's picture: on the planes when the chain runs there.
+        PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], expected: "planar"),
+        PathCase(chain: "blur 2 | mirror", output: "hls/master.m3u8", renditions: ["1280x720", "640x360", "426x240"], expected: "planar"),
+        PathCase(chain: "rotate 12", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], expected: "rgb"),
+        PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], exactRGB: true, expected: "rgb"),
         PathCase(chain: "", output: "hls/master.m3u8", renditions: ["1280x720"], expected: "passthrough"),
     ])
     func videoPath(_ c: PathCase) throws {
