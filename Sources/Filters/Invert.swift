@@ -45,3 +45,16 @@ private final class InvertRenderer: FilterRenderer {
         }
     }
 }
+
+// 255 − value on every channel is affine per pixel, and Y′CbCr is an affine map of RGB, so on the
+// planes it is one too: Y′ → 2·offset + Kʏ·(255, 255, 255) − Y′ (251 − Y′ in limited range) and
+// C → 256 − C (a chroma row of the matrix sums to zero). A table per plane.
+extension Invert: PlanarFilter {
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        let row = color.forwardMatrix[role.rawValue]
+        let offset = role == .luma ? color.yOffset : 128
+        let mirror = 2 * offset + 255 * (row[0] + row[1] + row[2])
+        let table = (0..<256).map { UInt8(min(255, max(0, (mirror - Double($0)).rounded()))) }
+        return PlaneOperationRenderer(size: picture.shifted(by: role.shift), operation: .table(table))
+    }
+}

@@ -61,6 +61,8 @@ struct PlanarChainTests {
         "pixelate size=16", "pixelate size=32 | rotate 90", "blur sigma=2 | pixelate size=6",
         // boxblur: the picture's box on luma, R + ½ chroma samples (quarter-weight ends) on chroma.
         "boxblur 4", "boxblur radius=1", "boxblur radius=7 power=3", "boxblur radius=20 power=2 | scale fit=1280x720",
+        // invert: a table per plane (251 − Y′, 256 − C).
+        "invert", "blur sigma=3 | invert | rotate 90",
         // Near the largest radius, with odd chroma sizes (33x25: the half box's window passes the plane's edges).
         "crop 66x50+100+100 | boxblur radius=25 power=2", "crop 98x62+300+200 | boxblur radius=3",
     ].map { try! FilterChain(parsing: $0) }
