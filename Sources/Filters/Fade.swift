@@ -113,3 +113,40 @@ private final class FadeRenderer: TimedFilterRenderer, InPlaceFilterRenderer {
         }
     }
 }
+
+// A fade is c + (p − c)·f per sample: a weighted sum with weights adding up to one, so on a plane
+// it is the same with the colour's sample for c. Drawn in place, at each picture's time.
+extension Fade: InPlacePlanarFilter {
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        let samples = color.samples(of: self.color)
+        let value = role == .luma ? samples.y : role == .cb ? samples.cb : samples.cr
+        return FadePlaneRenderer(fade: self, size: picture.shifted(by: role.shift), value: value)
+    }
+}
+
+private final class FadePlaneRenderer: InPlacePlaneRenderer {
+    let inputSize: FrameSize
+    var outputSize: FrameSize { inputSize }
+    private let fade: Fade
+    private let value: Int32
+    private let bands: Int
+
+    init(fade: Fade, size: FrameSize, value: UInt8) {
+        (self.fade, inputSize, self.value) = (fade, size, Int32(value))
+        bands = Parallel.bandCount(for: size.height, minimumPerBand: 64)
+    }
+
+    func renderInPlace(_ plane: Plane, at time: FrameTime) {
+        let (value, width) = (value, inputSize.width)
+        let base = value << 16 | 0x8000
+        for factor in fade.factors(at: time.seconds) where factor < 65535 {
+            let f = Int32(factor)
+            Parallel.forEachBand(of: inputSize.height, bands: bands) { _, rows in
+                for y in rows {
+                    let p = plane.row(y)
+                    for x in 0..<width { p[x] = UInt8(truncatingIfNeeded: (base &+ (Int32(p[x]) &- value) &* f) >> 16) }
+                }
+            }
+        }
+    }
+}

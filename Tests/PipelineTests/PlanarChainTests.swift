@@ -156,6 +156,14 @@ struct PlanarChainTests {
         }
     }
 
+    /// Fades mid-way (to black, to a colour, in and out at once) on the planes, drawn in place.
+    @Test func fadesOnThePlanesMatchTheRGBChain() throws {
+        for (text, seconds) in [("fade in=0,2", 0.7), ("fade out=1,3 color=#FF8000 | scale 854x480", 2.0),
+                                ("blur sigma=2 | fade in=0,1 out=0.5,2 color=#2040C0", 0.8)] {
+            try Self.compare(try FilterChain(parsing: text), at: FrameTime(seconds: seconds, frame: Int(seconds * 30)))
+        }
+    }
+
     @Test(.enabled(if: FileManager.default.fileExists(atPath: font), "needs fonts-dejavu-core"))
     func textThatChangesWithTimeIsDrawnAtEachPicturesTime() throws {
         let frames = Self.frames
