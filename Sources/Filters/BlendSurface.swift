@@ -125,9 +125,10 @@ extension InPlacePlaneRenderer {
     }
 }
 
-/// A planar filter whose plane renderers draw in place (`InPlacePlaneRenderer`): the planar chain
-/// copies the decoder's picture before the first of them.
-protocol InPlacePlanarFilter: PlanarFilter {}
+extension Text {
+    public var drawsInPlace: Bool { true }
+}
 
-extension Text: InPlacePlanarFilter {}
-extension Overlay: InPlacePlanarFilter {}
+extension Overlay {
+    public var drawsInPlace: Bool { true }
+}

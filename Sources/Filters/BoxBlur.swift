@@ -83,13 +83,6 @@ struct BoxWindow: Hashable {
     }
 }
 
-/// Samples in rows: `count` bytes a row (pixels × channels), rows `stride` bytes apart.
-private struct SampleRows: @unchecked Sendable {
-    let base: UnsafeMutablePointer<UInt8>
-    let stride: Int
-    @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
-}
-
 /// The box blur of an RGB picture (3 channels) or of one plane (1 channel): a horizontal pass then
 /// a vertical one, `power` times each, O(1) per sample whatever the radius.
 private final class BoxBlurRenderer: FilterRenderer, PlaneRenderer {
@@ -120,16 +113,15 @@ private final class BoxBlurRenderer: FilterRenderer, PlaneRenderer {
     }
 
     func render(_ source: RGBImage, into destination: RGBImage) {
-        render(SampleRows(base: source.baseAddress, stride: source.bytesPerRow),
-               into: SampleRows(base: destination.baseAddress, stride: destination.bytesPerRow))
+        render(SampleRows(source), into: SampleRows(destination))
     }
 
     func render(_ source: Plane, into destination: Plane) {
-        render(SampleRows(base: source.base, stride: source.stride), into: SampleRows(base: destination.base, stride: destination.stride))
+        render(SampleRows(source), into: SampleRows(destination))
     }
 
     private func render(_ source: SampleRows, into destination: SampleRows) {
-        let buffers = [middle, spare].map { SampleRows(base: $0.plane.base, stride: $0.plane.stride) }
+        let buffers = [middle, spare].map { SampleRows($0.plane) }
         // Horizontal passes: source → middle (→ spare → middle …), rows in bands.
         var from = source, fromBuffer = -1
         for pass in 0..<power {

@@ -116,7 +116,9 @@ private final class FadeRenderer: TimedFilterRenderer, InPlaceFilterRenderer {
 
 // A fade is c + (p − c)·f per sample: a weighted sum with weights adding up to one, so on a plane
 // it is the same with the colour's sample for c. Drawn in place, at each picture's time.
-extension Fade: InPlacePlanarFilter {
+extension Fade: PlanarFilter {
+    public var drawsInPlace: Bool { true }
+
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         let samples = color.samples(of: self.color)
         let value = role == .luma ? samples.y : role == .cb ? samples.cb : samples.cr

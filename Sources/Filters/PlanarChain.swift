@@ -24,6 +24,18 @@ public struct Plane: @unchecked Sendable {
     @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
 }
 
+/// Rows of samples at `base`, `stride` bytes apart, whatever their layout (RGB pixels, one plane).
+struct SampleRows: @unchecked Sendable {
+    let base: UnsafeMutablePointer<UInt8>
+    let stride: Int
+
+    init(base: UnsafeMutablePointer<UInt8>, stride: Int) { (self.base, self.stride) = (base, stride) }
+    init(_ image: RGBImage) { self.init(base: image.baseAddress, stride: image.bytesPerRow) }
+    init(_ plane: Plane) { self.init(base: plane.base, stride: plane.stride) }
+
+    @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
+}
+
 /// Which plane of a 4:2:0 picture a plane renderer works on; chroma planes are half size each way.
 public enum PlaneRole: Int, CaseIterable, Sendable {
     case luma, cb, cr
@@ -47,10 +59,20 @@ public protocol PlanarFilter: Filter {
     func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)?
     /// Whether `makePlaneRenderer` would give a renderer, without making one.
     func acceptsPlanes(of picture: FrameSize) -> Bool
+    /// Whether its plane renderers draw in place (`InPlacePlaneRenderer`): the planar chain then
+    /// copies the decoder's picture before the first of them.
+    var drawsInPlace: Bool { get }
 }
 
 extension PlanarFilter {
     public func acceptsPlanes(of picture: FrameSize) -> Bool { true }
+    public var drawsInPlace: Bool { false }
+}
+
+/// A plane renderer whose picture depends on the output time (`enable=`, keyframes): the planar
+/// chain calls this instead of `render(_:into:)`.
+public protocol TimedPlaneRenderer: PlaneRenderer {
+    func render(_ source: Plane, into destination: Plane, at time: FrameTime)
 }
 
 /// An 8-bit plane that owns its memory; rows 64-byte aligned, with a spare row for vector reads.
@@ -92,13 +114,19 @@ public final class PlanarChainRenderer {
         var renderer: any PlaneRenderer
         var output: PlaneBuffer?
         var inPlace: (any InPlacePlaneRenderer)?
+        var timed: (any TimedPlaneRenderer)?
+
+        init(renderer: any PlaneRenderer, output: PlaneBuffer?, inPlace: (any InPlacePlaneRenderer)?) {
+            (self.renderer, self.output, self.inPlace) = (renderer, output, inPlace)
+            timed = renderer as? any TimedPlaneRenderer
+        }
     }
 
     /// Nil when the chain cannot run on the planes of `inputSize` pictures.
     public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter) {
         guard var passes = Self.passes(of: chain, inputSize: inputSize) else { return nil }
         // Drawing in place needs a picture of our own to draw on: never the decoder's.
-        if let first = passes.first, first.filter is any InPlacePlanarFilter {
+        if let first = passes.first, first.filter.drawsInPlace {
             passes.insert(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: .identity)), name: "copy", outputSize: inputSize), at: 0)
         }
         self.inputSize = inputSize
@@ -229,7 +257,11 @@ public final class PlanarChainRenderer {
                     inPlace.renderInPlace(current, at: time)
                 } else {
                     let target = stage.output?.plane ?? destinations[plane]
-                    stage.renderer.render(current, into: target)
+                    if let timed = stage.timed {
+                        timed.render(current, into: target, at: time)
+                    } else {
+                        stage.renderer.render(current, into: target)
+                    }
                     current = target
                 }
                 if measuresPasses { passNanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start }

@@ -101,6 +101,17 @@ extension PixelRect {
         return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 
+    /// Rounded up to multiples of 32 (moved inwards at the picture's edge), so a region's box that
+    /// grows or shrinks a little reuses its renderer.
+    func quantized(within size: FrameSize) -> PixelRect {
+        func fit(_ start: Int, _ length: Int, _ extent: Int) -> (Int, Int) {
+            let rounded = min(extent, (length + 31) / 32 * 32)
+            return (min(start, extent - rounded), rounded)
+        }
+        let (x, w) = fit(x, width, size.width), (y, h) = fit(y, height, size.height)
+        return PixelRect(x: x, y: y, width: w, height: h)
+    }
+
     /// Widened outwards to multiples of `step` from the origin, clipped to `size`.
     func aligned(to step: Int, within size: FrameSize) -> PixelRect {
         guard step > 1 else { return self }
@@ -123,55 +134,91 @@ struct RegionMask {
 
     /// Writes `filtered` (whose top-left pixel is `work`'s) into `image` inside `box` and its feather.
     func composite(_ filtered: RGBImage, work: PixelRect, into image: RGBImage, box: PixelRect) {
-        let area = extent(of: box, in: image.size)
-        let f = Double(feather)
-        let cx = Double(box.x) + Double(box.width) / 2, cy = Double(box.y) + Double(box.height) / 2
-        let rx = Double(box.width) / 2, ry = Double(box.height) / 2
+        composite(SampleRows(filtered), work: work, into: SampleRows(image), size: image.size, channels: 3, box: box)
+    }
+
+    /// The same for rows of `channels`-sample pixels (RGB: 3; a luma plane: 1).
+    func composite(_ filtered: SampleRows, work: PixelRect, into image: SampleRows, size: FrameSize, channels: Int, box: PixelRect) {
+        let area = extent(of: box, in: size)
         for y in area.y..<area.maxY {
-            let destination = image.row(y), source = filtered.row(y - work.y) - work.x * 3
-            let py = Double(y) + 0.5
+            let destination = image.row(y), source = filtered.row(y - work.y) - work.x * channels
             // The span of full coverage on this row: copied; the rest of the row's extent is blended.
-            var full = 0..<0
-            switch shape {
-            case .rect:
-                if y >= box.y && y < box.maxY { full = box.x..<box.maxX }
-            case .ellipse:
-                let v = (py - cy) / ry
-                if abs(v) <= 1 {
-                    let half = rx * (1 - v * v).squareRoot()
-                    let x0 = max(area.x, Int((cx - half - 0.5).rounded(.up))), x1 = min(area.maxX, Int((cx + half - 0.5).rounded(.down)) + 1)
-                    if x1 > x0 { full = x0..<x1 }
-                }
-            }
+            let full = fullSpan(y, box: box, area: area)
             if !full.isEmpty {
-                (destination + full.lowerBound * 3).update(from: source + full.lowerBound * 3, count: full.count * 3)
+                (destination + full.lowerBound * channels).update(from: source + full.lowerBound * channels, count: full.count * channels)
             }
             guard feather > 0 || shape == .ellipse else { continue }
             for x in area.x..<area.maxX where !full.contains(x) {
-                let px = Double(x) + 0.5
-                let distance: Double
-                switch shape {
-                case .rect:
-                    let dx = max(Double(box.x) - px, 0, px - Double(box.maxX))
-                    let dy = max(Double(box.y) - py, 0, py - Double(box.maxY))
-                    distance = (dx * dx + dy * dy).squareRoot()
-                case .ellipse:
-                    let u = (px - cx) / rx, v = (py - cy) / ry
-                    let r = (u * u + v * v).squareRoot()
-                    if r <= 1 { distance = 0 } else {
-                        let dxp = px - cx, dyp = py - cy
-                        distance = (dxp * dxp + dyp * dyp).squareRoot() * (1 - 1 / r)
-                    }
-                }
-                let alpha = f > 0 ? max(0, min(1, 1 - distance / f)) : (distance == 0 ? 1 : 0)
+                let alpha = self.alpha(x, y, box: box)
                 guard alpha > 0 else { continue }
                 let a = UInt16((alpha * 256).rounded()), keep = 256 - a
-                for c in 0..<3 {
-                    let d = destination + x * 3 + c
-                    d.pointee = UInt8((UInt16(d.pointee) * keep + UInt16(source[x * 3 + c]) * a + 128) >> 8)
+                for c in 0..<channels {
+                    let d = destination + x * channels + c
+                    d.pointee = UInt8((UInt16(d.pointee) * keep + UInt16(source[x * channels + c]) * a + 128) >> 8)
                 }
             }
         }
+    }
+
+    /// A chroma plane's share (`filtered` and `work` in its half-size samples): each sample takes its
+    /// 2×2 block's mean alpha, as the RGB composite seen through 4:2:0 would.
+    func compositeChroma(_ filtered: SampleRows, work: PixelRect, into plane: SampleRows, picture: FrameSize, box: PixelRect) {
+        let area = extent(of: box, in: picture)
+        for cy in (area.y >> 1)..<((area.maxY + 1) >> 1) {
+            let destination = plane.row(cy), source = filtered.row(cy - work.y) - work.x
+            let rows = [2 * cy, 2 * cy + 1].filter { $0 >= area.y && $0 < area.maxY }
+            let spans = rows.map { fullSpan($0, box: box, area: area) }
+            for cx in (area.x >> 1)..<((area.maxX + 1) >> 1) {
+                var sum = 0.0
+                for (y, full) in zip(rows, spans) {
+                    for x in [2 * cx, 2 * cx + 1] where x >= area.x && x < area.maxX {
+                        sum += full.contains(x) ? 1 : alpha(x, y, box: box)
+                    }
+                }
+                guard sum > 0 else { continue }
+                let a = UInt16((sum / 4 * 256).rounded()), keep = 256 - a
+                destination[cx] = UInt8((UInt16(destination[cx]) * keep + UInt16(source[cx]) * a + 128) >> 8)
+            }
+        }
+    }
+
+    /// The pixels of row `y` fully covered (inside the box, or the ellipse), within `area`.
+    private func fullSpan(_ y: Int, box: PixelRect, area: PixelRect) -> Range<Int> {
+        switch shape {
+        case .rect:
+            return y >= box.y && y < box.maxY ? box.x..<box.maxX : 0..<0
+        case .ellipse:
+            let cx = Double(box.x) + Double(box.width) / 2, cy = Double(box.y) + Double(box.height) / 2
+            let rx = Double(box.width) / 2, ry = Double(box.height) / 2
+            let v = (Double(y) + 0.5 - cy) / ry
+            guard abs(v) <= 1 else { return 0..<0 }
+            let half = rx * (1 - v * v).squareRoot()
+            let x0 = max(area.x, Int((cx - half - 0.5).rounded(.up))), x1 = min(area.maxX, Int((cx + half - 0.5).rounded(.down)) + 1)
+            return x1 > x0 ? x0..<x1 : 0..<0
+        }
+    }
+
+    /// How much of the filtered picture pixel (x, y) outside the full span takes: 0…1, fading over
+    /// the feather (an ellipse without one: its inside only).
+    private func alpha(_ x: Int, _ y: Int, box: PixelRect) -> Double {
+        let px = Double(x) + 0.5, py = Double(y) + 0.5
+        let distance: Double
+        switch shape {
+        case .rect:
+            let dx = max(Double(box.x) - px, 0, px - Double(box.maxX))
+            let dy = max(Double(box.y) - py, 0, py - Double(box.maxY))
+            distance = (dx * dx + dy * dy).squareRoot()
+        case .ellipse:
+            let cx = Double(box.x) + Double(box.width) / 2, cy = Double(box.y) + Double(box.height) / 2
+            let u = (px - cx) / (Double(box.width) / 2), v = (py - cy) / (Double(box.height) / 2)
+            let r = (u * u + v * v).squareRoot()
+            if r <= 1 { distance = 0 } else {
+                let dxp = px - cx, dyp = py - cy
+                distance = (dxp * dxp + dyp * dyp).squareRoot() * (1 - 1 / r)
+            }
+        }
+        let f = Double(feather)
+        return f > 0 ? max(0, min(1, 1 - distance / f)) : (distance == 0 ? 1 : 0)
     }
 }
 

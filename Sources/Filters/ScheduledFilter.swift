@@ -95,6 +95,26 @@ public struct ScheduledFilter: Filter, TimeVaryingFilter {
     }
 }
 
+/// The few entries used most recently: a hit moves to the back, the oldest goes when it is full.
+struct RecentEntries<Entry> {
+    private var entries: [Entry] = []
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    mutating func use(where match: (Entry) -> Bool) -> Entry? {
+        guard let i = entries.lastIndex(where: match) else { return nil }
+        let hit = entries.remove(at: i)
+        entries.append(hit)
+        return hit
+    }
+
+    mutating func add(_ entry: Entry) {
+        if entries.count == capacity { entries.removeFirst() }
+        entries.append(entry)
+    }
+}
+
 /// Renderers of one filter at the parameter values seen lately: a keyframed parameter makes a new
 /// renderer only when its value changes, and the few most recent are kept for values that come back.
 private final class RendererCache {
@@ -108,26 +128,20 @@ private final class RendererCache {
         var output: RGBImage?
     }
 
-    private var entries: [Entry] = []
-    private let capacity: Int
+    private var entries: RecentEntries<Entry>
     private let definition: ScheduledFilter
 
     init(_ filter: ScheduledFilter, capacity: Int) {
         definition = filter
-        self.capacity = capacity
+        entries = RecentEntries(capacity: capacity)
     }
 
     func entry(_ values: [String: ParameterValue], size: FrameSize, withImages: Bool = false) -> Entry? {
-        if let i = entries.lastIndex(where: { $0.size == size && $0.values == values }) {
-            let hit = entries.remove(at: i)
-            entries.append(hit)
-            return hit
-        }
+        if let hit = entries.use(where: { $0.size == size && $0.values == values }) { return hit }
         guard let filter = definition.build(values), let renderer = try? filter.makeRenderer(for: size) else { return nil }
         let entry = Entry(values: values, size: size, filter: filter, renderer: renderer,
                           input: withImages ? RGBImage(size: size) : nil, output: withImages ? RGBImage(size: renderer.outputSize) : nil)
-        if entries.count == capacity { entries.removeFirst() }
-        entries.append(entry)
+        entries.add(entry)
         return entry
     }
 }
@@ -170,27 +184,70 @@ private final class ScheduledRenderer: TimedFilterRenderer {
     }
 }
 
+/// Where a confined filter works at a time: its boxes (the region, or the track's boxes then) and
+/// each box's work area — the box, its feather and the filter's reach, on the filter's block grid.
+/// Shared by the RGB and the plane renderers, so both filter the same places.
+final class RegionSchedule {
+    let filter: ScheduledFilter
+    let picture: FrameSize
+    let mask: RegionMask
+    /// Work areas on even edges, so they fall on whole 4:2:0 chroma samples (the planes).
+    private let evenWork: Bool
+    private let fixedBox: PixelRect?
+    /// The values last seen, and the reach and block alignment of the filter they make.
+    private var context: (values: [String: ParameterValue], reach: Int, alignment: Int)?
+
+    init(filter: ScheduledFilter, picture: FrameSize, evenWork: Bool) {
+        (self.filter, self.picture, self.evenWork) = (filter, picture, evenWork)
+        mask = RegionMask(shape: filter.options.shape, feather: filter.options.feather)
+        fixedBox = filter.options.region.flatMap { region in
+            let r = region.rect(in: picture)
+            return Box(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)).covered(in: picture)
+        }
+    }
+
+    /// The filter's values and its boxes with their work areas at `time`; nil when it is off then.
+    func boxes(at time: FrameTime) -> (values: [String: ParameterValue], boxes: [(box: PixelRect, work: PixelRect)])? {
+        if let enable = filter.options.enable, !enable.contains(time.seconds) { return nil }
+        let boxes: [PixelRect]
+        if let track = filter.options.track {
+            boxes = track.boxes(at: time.seconds).compactMap { $0.covered(in: picture) }
+        } else {
+            boxes = fixedBox.map { [$0] } ?? []
+        }
+        guard !boxes.isEmpty else { return nil }
+        let values = filter.values(at: time.seconds)
+        // The filter's context only changes with its values: built again only then (a text or an
+        // overlay would otherwise open its font or image every picture).
+        if context?.values != values {
+            guard let built = filter.build(values) else { return nil }
+            let regional = built as? any RegionalFilter
+            context = (values, regional?.regionReach ?? 0, max(1, regional?.regionAlignment ?? 1))
+        }
+        guard let (_, reach, alignment) = context else { return nil }
+        return (values, boxes.map { box in
+            let extent = mask.extent(of: box, in: picture)
+            var work = extent.expanded(by: reach, within: picture).aligned(to: alignment, within: picture)
+            if evenWork { work = work.aligned(to: 2, within: picture) }
+            if alignment == 1 { work = work.quantized(within: picture) }
+            return (box, work)
+        })
+    }
+}
+
 /// A filter confined to a region or to a track's boxes: each box is filtered with its context (the
 /// filter's reach) and blended back through the region's mask, in place. Cost follows the boxes'
 /// area, not the frame's.
 private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
     let inputSize: FrameSize
     var outputSize: FrameSize { inputSize }
-    private let filter: ScheduledFilter
+    private let schedule: RegionSchedule
     private let cache: RendererCache
-    private let mask: RegionMask
-    private let fixedBox: PixelRect?
-    /// The values last seen, and the reach and block alignment of the filter they make.
-    private var context: (values: [String: ParameterValue], reach: Int, alignment: Int)?
 
     init(filter: ScheduledFilter, size: FrameSize) {
-        (self.filter, inputSize) = (filter, size)
+        inputSize = size
+        schedule = RegionSchedule(filter: filter, picture: size, evenWork: false)
         cache = RendererCache(filter, capacity: 8)
-        mask = RegionMask(shape: filter.options.shape, feather: filter.options.feather)
-        fixedBox = filter.options.region.flatMap { region in
-            let r = region.rect(in: size)
-            return Box(x: Double(r.x), y: Double(r.y), width: Double(r.width), height: Double(r.height)).covered(in: size)
-        }
     }
 
     func render(_ source: RGBImage, into destination: RGBImage) { render(source, into: destination, at: .zero) }
@@ -201,45 +258,15 @@ private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
     }
 
     func renderInPlace(_ image: RGBImage, at time: FrameTime) {
-        if let enable = filter.options.enable, !enable.contains(time.seconds) { return }
-        let boxes: [PixelRect]
-        if let track = filter.options.track {
-            boxes = track.boxes(at: time.seconds).compactMap { $0.covered(in: inputSize) }
-        } else {
-            boxes = fixedBox.map { [$0] } ?? []
-        }
-        guard !boxes.isEmpty else { return }
-        let values = filter.values(at: time.seconds)
-        // The filter's context only changes with its values: built again only then (a text or an
-        // overlay would otherwise open its font or image every picture).
-        if context?.values != values {
-            guard let built = filter.build(values) else { return }
-            let regional = built as? any RegionalFilter
-            context = (values, regional?.regionReach ?? 0, max(1, regional?.regionAlignment ?? 1))
-        }
-        guard let (_, reach, alignment) = context else { return }
-        for box in boxes {
-            let extent = mask.extent(of: box, in: inputSize)
-            var work = extent.expanded(by: reach, within: inputSize).aligned(to: alignment, within: inputSize)
-            if alignment == 1 { work = quantized(work) }
+        guard let (values, boxes) = schedule.boxes(at: time) else { return }
+        for (box, work) in boxes {
             guard let entry = cache.entry(values, size: work.size, withImages: true),
                   let input = entry.input, let output = entry.output else { continue }
             for y in 0..<work.height {
                 input.row(y).update(from: image.row(work.y + y) + work.x * 3, count: work.width * 3)
             }
             entry.renderer.render(input, into: output, time: time)
-            mask.composite(output, work: work, into: image, box: box)
+            schedule.mask.composite(output, work: work, into: image, box: box)
         }
-    }
-
-    /// Work areas rounded up to multiples of 32 (moved inwards at the picture's edge), so a box that
-    /// grows or shrinks a little reuses its renderer.
-    private func quantized(_ work: PixelRect) -> PixelRect {
-        func fit(_ start: Int, _ length: Int, _ extent: Int) -> (Int, Int) {
-            let rounded = min(extent, (length + 31) / 32 * 32)
-            return (min(start, extent - rounded), rounded)
-        }
-        let (x, w) = fit(work.x, work.width, inputSize.width), (y, h) = fit(work.y, work.height, inputSize.height)
-        return PixelRect(x: x, y: y, width: w, height: h)
     }
 }

@@ -281,6 +281,8 @@ do {
         ("eq brightness=0.06 contrast=1.2 saturation=1.3", "eq=brightness=0.06:contrast=1.2:saturation=1.3"),
         ("grayscale", "hue=s=0"), ("pixelate size=16", "pixelize=w=16:h=16"),
         ("boxblur radius=4", "boxblur=4:1"), ("boxblur radius=20 power=2", "boxblur=20:2"),
+        // A privacy blur confined to a region (4 % of the frame), as the RGB case above.
+        ("blur sigma=14 region=480,270,384,216", "split[a][b];[b]crop=384:216:480:270,gblur=sigma=14[c];[a][c]overlay=480:270"),
         // Drawing: the same logo and caption as the RGB cases above (overlayCases), on the planes.
         ("overlay /tmp/livefilter-bench-logo.png x=right-16 y=top+16", "movie=/tmp/livefilter-bench-logo.png[logo];[in][logo]overlay=x=W-w-16:y=16"),
         ("text \"00:00:01.500 · frame 45\" x=16 y=16 size=48 box=#000000@0.5 font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
@@ -289,7 +291,7 @@ do {
     for (text, graph) in chains {
         let chain = try FilterChain(parsing: text)
         let name = text.hasPrefix("blur sigma=6 |") ? "standard chain" : text.hasPrefix("overlay") ? "overlay 256x128"
-            : text.hasPrefix("text") ? "text 48px + box" : text
+            : text.hasPrefix("text") ? "text 48px + box" : text.contains("region=") ? "blur 14 region 4 %" : text
         cases.append(Case("yuv " + name, "1920x1080", theirs: graph + " (yuv420p)", pixels: size.pixelCount, traffic: 3 * size.pixelCount) { threads in
             Parallel.workerCount = threads == 1 ? 1 : 0
             let renderer = PlanarChainRenderer(chain: chain, inputSize: size, color: YUVConverter(matrix: .bt709, range: .limited))!

@@ -156,6 +156,27 @@ struct PlanarChainTests {
         }
     }
 
+    static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples").standardized.path
+
+    /// Timelines on the planes: regions (odd, in percent, an ellipse with a feather), a track's
+    /// moving boxes, `enable=` inside and outside its range, keyframed parameters.
+    @Test func timelinesOnThePlanesMatchTheRGBChain() throws {
+        let cases: [(String, Double, PixelRect?)] = [
+            ("blur sigma=14 region=200,100,300,200 shape=ellipse feather=8", 0, PixelRect(x: 190, y: 90, width: 320, height: 220)),
+            ("blur sigma=6 region=101,51,257,181", 0, PixelRect(x: 100, y: 50, width: 260, height: 184)),
+            ("pixelate size=16 region=10%,10%,30%,30%", 0, PixelRect(x: 128, y: 72, width: 384, height: 216)),
+            ("blur sigma=14 track=\(Self.samples)/faces.json shape=ellipse feather=8", 1.5, nil),
+            ("pixelate size=24 track=\(Self.samples)/plates.csv | mirror", 1.0, nil),
+            ("blur sigma=8 enable=1-3", 2, nil), ("blur sigma=8 enable=1-3", 5, nil),
+            ("blur sigma=0@0,12@2 | scale 854x480", 1, nil), ("invert enable=1-2,4-", 1.5, nil),
+        ]
+        for (text, seconds, region) in cases {
+            let chain = try FilterChain(parsing: text)
+            #expect(PlanarChainRenderer.supports(chain, inputSize: FrameSize(1280, 720)), "\(text)")
+            try Self.compare(chain, at: FrameTime(seconds: seconds, frame: Int(seconds * 30)), region: region)
+        }
+    }
+
     /// Fades mid-way (to black, to a colour, in and out at once) on the planes, drawn in place.
     @Test func fadesOnThePlanesMatchTheRGBChain() throws {
         for (text, seconds) in [("fade in=0,2", 0.7), ("fade out=1,3 color=#FF8000 | scale 854x480", 2.0),
@@ -201,7 +222,8 @@ struct PlanarChainTests {
 
     @Test func chainsThatNeedRGBStayOnRGB() throws {
         let size = FrameSize(1280, 720)
-        for text in ["rotate 33", "crop 640x360+101+50", "scale 853x480", "blur sigma=4 x=101 y=100 w=200 h=120", "pixelate size=5", ""] {
+        for text in ["rotate 33", "crop 640x360+101+50", "scale 853x480", "blur sigma=4 x=101 y=100 w=200 h=120", "pixelate size=5", "",
+                     "pixelate size=5 region=0,0,100,100", "sharpen 1 enable=1-2", "pixelate size=4@0,5@1"] {
             #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
         }
         #expect(!PlanarChainRenderer.supports(FilterChain([Pad(width: 1282, height: 720)]), inputSize: size), "odd pad offset")
