@@ -177,6 +177,21 @@ struct PlanarChainTests {
         }
     }
 
+    /// Drawing and regions at the edges of tiny pictures: boxes and logos half outside, a feather
+    /// past the picture, a text box larger than the picture.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: font), "needs fonts-dejavu-core"))
+    func edgesOfTinyPicturesMatchTheRGBChain() throws {
+        let logo = try Self.logo()
+        for text in [
+            "crop 16x10+300+200 | text \"Hello\" x=-5 y=-3 size=12 box=#FF0000@0.5 font=\(Self.font)",
+            "crop 32x18+300+200 | blur sigma=3 region=24,12,20,20 feather=4 shape=ellipse",
+            "crop 34x20+300+200 | overlay \(logo) x=right+40 y=bottom+50",
+            "crop 2x2+300+200 | pixelate size=2 region=1,1,1,1 | text \"W\" x=0 y=0 size=40 font=\(Self.font)",
+        ] {
+            try Self.compare(try FilterChain(parsing: text), at: FrameTime(seconds: 1, frame: 30))
+        }
+    }
+
     /// Fades mid-way (to black, to a colour, in and out at once) on the planes, drawn in place.
     @Test func fadesOnThePlanesMatchTheRGBChain() throws {
         for (text, seconds) in [("fade in=0,2", 0.7), ("fade out=1,3 color=#FF8000 | scale 854x480", 2.0),
