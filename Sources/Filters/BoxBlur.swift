@@ -235,7 +235,7 @@ private final class BoxBlurRenderer: FilterRenderer, PlaneRenderer {
                     while i + 8 <= n {
                         let sum = UnsafeRawPointer(sums + i).loadUnaligned(as: SIMD8<UInt32>.self)
                         let value = (sum &* inv &+ half) &>> 16
-                        UnsafeMutableRawPointer(d + i).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: value), as: SIMD8<UInt8>.self)
+                        UnsafeMutableRawPointer(d + i).storeBytes(of: lowBytes(value), as: SIMD8<UInt8>.self)
                         i += 8
                     }
                     while i < n {
@@ -246,10 +246,10 @@ private final class BoxBlurRenderer: FilterRenderer, PlaneRenderer {
                     let top = mirrored(y - r), bottom = mirrored(y + r)
                     while i + 8 <= n {
                         let sum = UnsafeRawPointer(sums + i).loadUnaligned(as: SIMD8<UInt32>.self)
-                        let ends = SIMD8<UInt32>(truncatingIfNeeded: UnsafeRawPointer(top + i).loadUnaligned(as: SIMD8<UInt8>.self))
-                            &+ SIMD8<UInt32>(truncatingIfNeeded: UnsafeRawPointer(bottom + i).loadUnaligned(as: SIMD8<UInt8>.self))
+                        let ends = uint32s(UnsafeRawPointer(top + i).loadUnaligned(as: SIMD8<UInt8>.self))
+                            &+ uint32s(UnsafeRawPointer(bottom + i).loadUnaligned(as: SIMD8<UInt8>.self))
                         let value = ((sum &* scale &- ends &* deficit) &* inv &+ half) &>> 16
-                        UnsafeMutableRawPointer(d + i).storeBytes(of: SIMD8<UInt8>(truncatingIfNeeded: value), as: SIMD8<UInt8>.self)
+                        UnsafeMutableRawPointer(d + i).storeBytes(of: lowBytes(value), as: SIMD8<UInt8>.self)
                         i += 8
                     }
                     while i < n {
@@ -262,8 +262,8 @@ private final class BoxBlurRenderer: FilterRenderer, PlaneRenderer {
                 let enter = mirrored(y + r), leave = mirrored(y - r - 1)
                 i = 0
                 while i + 16 <= n {
-                    let e = SIMD16<UInt32>(truncatingIfNeeded: UnsafeRawPointer(enter + i).loadUnaligned(as: SIMD16<UInt8>.self))
-                    let l = SIMD16<UInt32>(truncatingIfNeeded: UnsafeRawPointer(leave + i).loadUnaligned(as: SIMD16<UInt8>.self))
+                    let e = uint32s(UnsafeRawPointer(enter + i).loadUnaligned(as: SIMD16<UInt8>.self))
+                    let l = uint32s(UnsafeRawPointer(leave + i).loadUnaligned(as: SIMD16<UInt8>.self))
                     let p = UnsafeMutableRawPointer(sums + i)
                     p.storeBytes(of: p.loadUnaligned(as: SIMD16<UInt32>.self) &+ e &- l, as: SIMD16<UInt32>.self)
                     i += 16

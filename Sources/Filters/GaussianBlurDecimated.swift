@@ -174,11 +174,11 @@ enum DecimationKernel {
         // once per block row.
         while i + 16 <= samples {
             @inline(__always) func load(_ p: UnsafePointer<UInt8>) -> SIMD16<UInt16> {
-                SIMD16<UInt16>(truncatingIfNeeded: UnsafeRawPointer(p + i).loadUnaligned(as: SIMD16<UInt8>.self))
+                uint16s(UnsafeRawPointer(p + i).loadUnaligned(as: SIMD16<UInt8>.self))
             }
             var sum = extra &* load(lastRow)
             for y in first...last { sum &+= load(input.row(y)) }
-            store16(SIMD16<Float>(SIMD16<Int32>(truncatingIfNeeded: sum)), acc + i)
+            store16(floats(int32s(sum)), acc + i)
             i += 16
         }
         while i < samples {
@@ -313,7 +313,7 @@ enum DecimationKernel {
                 let a = upper.loadUnaligned(fromByteOffset: 2 * i, as: SIMD16<UInt16>.self)
                 let c = lower.loadUnaligned(fromByteOffset: 2 * i, as: SIMD16<UInt16>.self)
                 let value = (a &* wa &+ c &* wb &+ 128) &>> 8
-                UnsafeMutableRawPointer(out + i).storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: value), as: SIMD16<UInt8>.self)
+                UnsafeMutableRawPointer(out + i).storeBytes(of: lowBytes(value), as: SIMD16<UInt8>.self)
                 i += 16
             }
             while i < samples {
@@ -354,7 +354,7 @@ enum DecimationKernel {
         var i = 0
         while i < samples {
             let bits = unsafeBitCast(load16(temp + i) * scale + 12_582_912, to: SIMD16<UInt32>.self) & 0xFFFF
-            out.storeBytes(of: SIMD16<UInt16>(truncatingIfNeeded: bits), toByteOffset: 2 * i, as: SIMD16<UInt16>.self)
+            out.storeBytes(of: lowHalves(bits), toByteOffset: 2 * i, as: SIMD16<UInt16>.self)
             i += 16
         }
     }

@@ -57,14 +57,14 @@ func roundToBytes(_ value: SIMD8<Float>) -> SIMD8<UInt8> {
     var clamped = value.replacing(with: 0, where: value .< 0)
     clamped.replace(with: 255, where: clamped .> 255)
     let shifted = clamped + 12_582_912
-    return SIMD8<UInt8>(truncatingIfNeeded: unsafeBitCast(shifted, to: SIMD8<UInt32>.self))
+    return lowBytes(unsafeBitCast(shifted, to: SIMD8<UInt32>.self))
 }
 
 @inline(__always)
 func roundToBytes16(_ value: SIMD16<Float>) -> SIMD16<UInt8> {
     var clamped = value.replacing(with: 0, where: value .< 0)
     clamped.replace(with: 255, where: clamped .> 255)
-    return SIMD16<UInt8>(truncatingIfNeeded: unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self))
+    return lowBytes(unsafeBitCast(clamped + 12_582_912, to: SIMD16<UInt32>.self))
 }
 
 @inline(__always)

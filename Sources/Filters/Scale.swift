@@ -319,8 +319,8 @@ final class FixedPointAxis: @unchecked Sendable {
             var acc0 = SIMD16<UInt16>(repeating: bias), acc1 = acc0
             for k in 0..<taps {
                 let row = UnsafeRawPointer(rows[k] + i), weight = SIMD16<UInt16>(repeating: w[k])
-                acc0 &+= SIMD16<UInt16>(truncatingIfNeeded: row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight
-                acc1 &+= SIMD16<UInt16>(truncatingIfNeeded: row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight
+                acc0 &+= uint16s(row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight
+                acc1 &+= uint16s(row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight
             }
             UnsafeMutableRawPointer(destination + i).storeBytes(of: bytes(acc0), as: SIMD16<UInt8>.self)
             UnsafeMutableRawPointer(destination + i + 16).storeBytes(of: bytes(acc1), as: SIMD16<UInt8>.self)
@@ -330,7 +330,7 @@ final class FixedPointAxis: @unchecked Sendable {
             var acc = SIMD16<UInt16>(repeating: bias)
             for k in 0..<taps {
                 let samples = UnsafeRawPointer(rows[k] + i).loadUnaligned(as: SIMD16<UInt8>.self)
-                acc &+= SIMD16<UInt16>(truncatingIfNeeded: samples) &* SIMD16(repeating: w[k])
+                acc &+= uint16s(samples) &* SIMD16(repeating: w[k])
             }
             UnsafeMutableRawPointer(destination + i).storeBytes(of: bytes(acc), as: SIMD16<UInt8>.self)
             i += 16
@@ -352,16 +352,8 @@ final class FixedPointAxis: @unchecked Sendable {
         var v = (acc &+ (acc &>> shift) & 1) &>> shift
         v.replace(with: low, where: v .< low)
         v.replace(with: high, where: v .> high)
-        return lowBytes(v &- low)
+        return lowBytesByHalves(v &- low)
     }
-}
-
-/// The low byte of each lane, as one pack per half: the truncating SIMD conversion (and `evenHalf`
-/// of the whole vector) compiled to one extract per lane inside the scaler's loop (measured).
-@inline(__always)
-func lowBytes(_ v: SIMD16<UInt16>) -> SIMD16<UInt8> {
-    SIMD16(lowHalf: unsafeBitCast(v.lowHalf, to: SIMD16<UInt8>.self).evenHalf,
-           highHalf: unsafeBitCast(v.highHalf, to: SIMD16<UInt8>.self).evenHalf)
 }
 
 /// Resizes one plane in bands of 16 output rows that stay in cache: the band's rows resampled
@@ -427,7 +419,7 @@ final class PlaneScaler: PlaneRenderer {
             var acc = SIMD16<UInt16>(repeating: axis.bias)
             for k in 0..<taps {
                 let samples = UnsafeRawPointer(turned + Int(ix[k]) &<< 4).loadUnaligned(as: SIMD16<UInt8>.self)
-                acc &+= SIMD16<UInt16>(truncatingIfNeeded: samples) &* SIMD16(repeating: w[k])
+                acc &+= uint16s(samples) &* SIMD16(repeating: w[k])
             }
             UnsafeMutableRawPointer(scaled + x &<< 4).storeBytes(of: axis.bytes(acc), as: SIMD16<UInt8>.self)
         }

@@ -190,6 +190,29 @@ private func pixelWordSafe(_ row: UnsafePointer<UInt8>, _ x: Int) -> UInt32 {
     return UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16
 }
 
+/// 16 packed RGB24 pixels (48 bytes at `p`, read exactly) as channels, even columns in lanes 0–7
+/// and odd ones in 8–15. Each channel is three byte shuffles of the three 16-byte loads (lane
+/// literals: LLVM makes each one `pshufb`, a zero lane a zeroed byte) or-ed together.
+@inline(__always)
+func deinterleaveRGB16(_ p: UnsafeRawPointer) -> (r: SIMD16<UInt8>, g: SIMD16<UInt8>, b: SIMD16<UInt8>) {
+    let a0 = p.loadUnaligned(as: SIMD16<UInt8>.self)
+    let a1 = p.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)
+    let a2 = p.loadUnaligned(fromByteOffset: 32, as: SIMD16<UInt8>.self)
+    // R: byte 3k + 0 of pixel k.
+    @inline(__always) func r0(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(v[0], v[6], v[12], 0, 0, 0, 0, 0, v[3], v[9], v[15], 0, 0, 0, 0, 0) }
+    @inline(__always) func r1(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(0, 0, 0, v[2], v[8], v[14], 0, 0, 0, 0, 0, v[5], v[11], 0, 0, 0) }
+    @inline(__always) func r2(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(0, 0, 0, 0, 0, 0, v[4], v[10], 0, 0, 0, 0, 0, v[1], v[7], v[13]) }
+    // G: byte 3k + 1 of pixel k.
+    @inline(__always) func g0(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(v[1], v[7], v[13], 0, 0, 0, 0, 0, v[4], v[10], 0, 0, 0, 0, 0, 0) }
+    @inline(__always) func g1(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(0, 0, 0, v[3], v[9], v[15], 0, 0, 0, 0, v[0], v[6], v[12], 0, 0, 0) }
+    @inline(__always) func g2(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(0, 0, 0, 0, 0, 0, v[5], v[11], 0, 0, 0, 0, 0, v[2], v[8], v[14]) }
+    // B: byte 3k + 2 of pixel k.
+    @inline(__always) func b0(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(v[2], v[8], v[14], 0, 0, 0, 0, 0, v[5], v[11], 0, 0, 0, 0, 0, 0) }
+    @inline(__always) func b1(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(0, 0, 0, v[4], v[10], 0, 0, 0, 0, 0, v[1], v[7], v[13], 0, 0, 0) }
+    @inline(__always) func b2(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> { SIMD16<UInt8>(0, 0, 0, 0, 0, v[0], v[6], v[12], 0, 0, 0, 0, 0, v[3], v[9], v[15]) }
+    return (r0(a0) | r1(a1) | r2(a2), g0(a0) | g1(a1) | g2(a2), b0(a0) | b1(a1) | b2(a2))
+}
+
 /// RGB24 → Y′CbCr 4:2:0, 8 chroma samples (16 × 2 luma samples) per step.
 struct YUVForwardKernel: Sendable {
     var yr: Float, yg: Float, yb: Float, yo: Float
@@ -201,9 +224,9 @@ struct YUVForwardKernel: Sendable {
 
     @inline(__always)
     private func channels(_ w: SIMD8<UInt32>) -> (SIMD8<Float>, SIMD8<Float>, SIMD8<Float>) {
-        (SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: w & 0xFF)),
-         SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: (w &>> 8) & 0xFF)),
-         SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: (w &>> 16) & 0xFF)))
+        (SIMD8<Float>(unsafeBitCast(w & 0xFF, to: SIMD8<Int32>.self)),
+         SIMD8<Float>(unsafeBitCast((w &>> 8) & 0xFF, to: SIMD8<Int32>.self)),
+         SIMD8<Float>(unsafeBitCast((w &>> 16) & 0xFF, to: SIMD8<Int32>.self)))
     }
 
     /// Words of the 8 pixels at columns start, start+step, … (step 2 for chroma sites).
@@ -224,6 +247,10 @@ struct YUVForwardKernel: Sendable {
             let hasSecond = 2 * j + 1 < h
             let uRow = yuv.u + j * yuv.uStride, vRow = yuv.v + j * yuv.vStride
 
+            if box {
+                boxRowPair(r0, r1, w, y0, y1, hasSecond, uRow, vRow)
+                continue
+            }
             // 16 × 2 pixels per step: the even and odd columns of both rows are gathered once and
             // serve luma and chroma; the chroma's left neighbours (column 2i − 1) are one more gather.
             // Word loads read one byte past a pixel, so the vector part keeps 2i + 17 < w, and it
@@ -264,10 +291,37 @@ struct YUVForwardKernel: Sendable {
         }
     }
 
+    /// One pair of rows with 2×2 block means: 16 × 2 pixels a step, their channels by byte
+    /// shuffles (`deinterleaveRGB16`), the same arithmetic as the gathering loop below.
+    @inline(__always)
+    private func boxRowPair(_ r0: UnsafePointer<UInt8>, _ r1: UnsafePointer<UInt8>, _ w: Int,
+                            _ y0: UnsafeMutablePointer<UInt8>, _ y1: UnsafeMutablePointer<UInt8>, _ hasSecond: Bool,
+                            _ uRow: UnsafeMutablePointer<UInt8>, _ vRow: UnsafeMutablePointer<UInt8>) {
+        @inline(__always) func halves(_ v: SIMD16<UInt8>) -> (SIMD8<Float>, SIMD8<Float>) {
+            (SIMD8<Float>(int32s(v.lowHalf)), SIMD8<Float>(int32s(v.highHalf)))
+        }
+        var x = 0
+        while x + 16 <= w {
+            let top = deinterleaveRGB16(UnsafeRawPointer(r0 + 3 * x)), bottom = deinterleaveRGB16(UnsafeRawPointer(r1 + 3 * x))
+            let (er0, or0) = halves(top.r), (eg0, og0) = halves(top.g), (eb0, ob0) = halves(top.b)
+            let (er1, or1) = halves(bottom.r), (eg1, og1) = halves(bottom.g), (eb1, ob1) = halves(bottom.b)
+            storeLuma(lumaBits(er0, eg0, eb0), lumaBits(or0, og0, ob0), y0 + x)
+            if hasSecond { storeLuma(lumaBits(er1, eg1, eb1), lumaBits(or1, og1, ob1), y1 + x) }
+            let r = 2 * ((er0 + er1) + (or0 + or1))
+            let g = 2 * ((eg0 + eg1) + (og0 + og1))
+            let b = 2 * ((eb0 + eb1) + (ob0 + ob1))
+            let i = x / 2
+            UnsafeMutableRawPointer(uRow + i).storeBytes(of: roundToBytes(ur * r + ug * g + ub * b + 128), as: SIMD8<UInt8>.self)
+            UnsafeMutableRawPointer(vRow + i).storeBytes(of: roundToBytes(vr * r + vg * g + vb * b + 128), as: SIMD8<UInt8>.self)
+            x += 16
+        }
+        for i in (x / 2)..<((w + 1) / 2) { scalarPair(i, r0, r1, w, y0, y1, hasSecond, uRow, vRow) }
+    }
+
     /// Luma of even and odd pixels, interleaved into 16 bytes.
     @inline(__always)
     private func storeLuma(_ even: SIMD8<UInt32>, _ odd: SIMD8<UInt32>, _ p: UnsafeMutablePointer<UInt8>) {
-        let pairs = SIMD8<UInt16>(truncatingIfNeeded: even | odd &<< 8)
+        let pairs = lowHalves(even | odd &<< 8)
         UnsafeMutableRawPointer(p).storeBytes(of: pairs, as: SIMD8<UInt16>.self)
     }
 
@@ -386,8 +440,8 @@ struct YUVInverseKernel: Sendable {
         while x + 16 <= w {
             let i = x / 2
             let pairs = UnsafeRawPointer(y + x).loadUnaligned(as: SIMD8<UInt16>.self)
-            let yEven = a * (SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: pairs & 0xFF)) - yo)
-            let yOdd = a * (SIMD8<Float>(SIMD8<Int32>(truncatingIfNeeded: pairs &>> 8)) - yo)
+            let yEven = a * (SIMD8<Float>(int32s(pairs & 0xFF)) - yo)
+            let yOdd = a * (SIMD8<Float>(int32s(pairs &>> 8)) - yo)
             let cbEven = load8(cb + i), crEven = load8(cr + i)
             let cbOdd = 0.5 * (cbEven + load8(cb + i + 1)), crOdd = 0.5 * (crEven + load8(cr + i + 1))
             let even = pack(yEven + rCr * crEven, yEven + gCb * cbEven + gCr * crEven, yEven + bCb * cbEven)

@@ -217,6 +217,15 @@ for (label, image) in images {
             return "PSNR vs sws (area, left-sited) Y \(format1(y)) U \(format1(u)) V \(format1(v)) dB"
         })
     })
+    // The pipeline's own direction and setting (RGBToFrame): 2×2 block means.
+    cases.append(Case("rgb→yuv420p box", label, theirs: "sws bicubic bt709 tv", pixels: size.pixelCount, traffic: 3 * size.pixelCount + yuvBytes) { threads in
+        Parallel.workerCount = threads == 1 ? 1 : 0
+        let sws = try SwsRunner(source: size, sourceFormat: AV_PIX_FMT_RGB24, destination: size, destinationFormat: AV_PIX_FMT_YUV420P,
+                                flags: Int32(SWS_BICUBIC), threads: threads)
+        let planes = PlaneSet(size)
+        let converter = YUVConverter(matrix: .bt709, range: .limited, downsampling: .box)
+        return ({ converter.rgbToYUV420(image, into: planes.view) }, { try sws.toYUV(image) }, { "2×2 block means (RGBToFrame's)" })
+    })
     cases.append(Case("yuv420p→rgb", label, theirs: "sws bicubic bt709 tv", pixels: size.pixelCount, traffic: 3 * size.pixelCount + yuvBytes) { threads in
         Parallel.workerCount = threads == 1 ? 1 : 0
         let forward = try SwsRunner(source: size, sourceFormat: AV_PIX_FMT_RGB24, destination: size, destinationFormat: AV_PIX_FMT_YUV420P,
