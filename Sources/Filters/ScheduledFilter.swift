@@ -95,54 +95,51 @@ public struct ScheduledFilter: Filter, TimeVaryingFilter {
     }
 }
 
-/// The few entries used most recently: a hit moves to the back, the oldest goes when it is full.
-struct RecentEntries<Entry> {
-    private var entries: [Entry] = []
-    let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    mutating func use(where match: (Entry) -> Bool) -> Entry? {
-        guard let i = entries.lastIndex(where: match) else { return nil }
-        let hit = entries.remove(at: i)
-        entries.append(hit)
-        return hit
-    }
-
-    mutating func add(_ entry: Entry) {
-        if entries.count == capacity { entries.removeFirst() }
-        entries.append(entry)
-    }
-}
-
 /// Renderers of one filter at the parameter values seen lately: a keyframed parameter makes a new
-/// renderer only when its value changes, and the few most recent are kept for values that come back.
-private final class RendererCache {
+/// renderer only when its value changes, and the few most recent are kept for values that come back
+/// (a hit moves to the back, the oldest goes when it is full). The same for RGB renderers and for
+/// one plane's, each with a region's work area in and out when asked.
+final class RendererCache<Renderer, Buffer> {
     struct Entry {
         var values: [String: ParameterValue]
         var size: FrameSize
-        var filter: any Filter
-        var renderer: any FilterRenderer
-        /// A region's work area, in and out (region renderers only).
-        var input: RGBImage?
-        var output: RGBImage?
+        var renderer: Renderer
+        var input: Buffer?
+        var output: Buffer?
     }
 
-    private var entries: RecentEntries<Entry>
-    private let definition: ScheduledFilter
+    private var entries: [Entry] = []
+    private let capacity: Int
+    private let make: ([String: ParameterValue], FrameSize) -> Renderer?
+    private let sizes: (Renderer) -> (input: FrameSize, output: FrameSize)
+    private let buffer: (FrameSize) -> Buffer
 
-    init(_ filter: ScheduledFilter, capacity: Int) {
-        definition = filter
-        entries = RecentEntries(capacity: capacity)
+    init(capacity: Int, make: @escaping ([String: ParameterValue], FrameSize) -> Renderer?,
+         sizes: @escaping (Renderer) -> (input: FrameSize, output: FrameSize), buffer: @escaping (FrameSize) -> Buffer) {
+        (self.capacity, self.make, self.sizes, self.buffer) = (capacity, make, sizes, buffer)
     }
 
-    func entry(_ values: [String: ParameterValue], size: FrameSize, withImages: Bool = false) -> Entry? {
-        if let hit = entries.use(where: { $0.size == size && $0.values == values }) { return hit }
-        guard let filter = definition.build(values), let renderer = try? filter.makeRenderer(for: size) else { return nil }
-        let entry = Entry(values: values, size: size, filter: filter, renderer: renderer,
-                          input: withImages ? RGBImage(size: size) : nil, output: withImages ? RGBImage(size: renderer.outputSize) : nil)
-        entries.add(entry)
+    /// The renderer for `values` on a `size` picture (picture pixels), with work buffers if asked.
+    func entry(_ values: [String: ParameterValue], size: FrameSize, withBuffers: Bool = false) -> Entry? {
+        if let i = entries.lastIndex(where: { $0.size == size && $0.values == values }) {
+            let hit = entries.remove(at: i)
+            entries.append(hit)
+            return hit
+        }
+        guard let renderer = make(values, size) else { return nil }
+        let (input, output) = sizes(renderer)
+        let entry = Entry(values: values, size: size, renderer: renderer,
+                          input: withBuffers ? buffer(input) : nil, output: withBuffers ? buffer(output) : nil)
+        if entries.count == capacity { entries.removeFirst() }
+        entries.append(entry)
         return entry
+    }
+}
+
+extension RendererCache where Renderer == any FilterRenderer, Buffer == RGBImage {
+    convenience init(_ filter: ScheduledFilter, capacity: Int) {
+        self.init(capacity: capacity, make: { values, size in try? filter.build(values)?.makeRenderer(for: size) },
+                  sizes: { ($0.inputSize, $0.outputSize) }, buffer: { RGBImage(size: $0) })
     }
 }
 
@@ -162,7 +159,7 @@ private final class ScheduledRenderer: TimedFilterRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize
     private let filter: ScheduledFilter
-    private let cache: RendererCache
+    private let cache: RendererCache<any FilterRenderer, RGBImage>
 
     init(filter: ScheduledFilter, inputSize: FrameSize, outputSize: FrameSize) {
         (self.filter, self.inputSize, self.outputSize) = (filter, inputSize, outputSize)
@@ -242,7 +239,7 @@ private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
     let inputSize: FrameSize
     var outputSize: FrameSize { inputSize }
     private let schedule: RegionSchedule
-    private let cache: RendererCache
+    private let cache: RendererCache<any FilterRenderer, RGBImage>
 
     init(filter: ScheduledFilter, size: FrameSize) {
         inputSize = size
@@ -260,7 +257,7 @@ private final class RegionRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
     func renderInPlace(_ image: RGBImage, at time: FrameTime) {
         guard let (values, boxes) = schedule.boxes(at: time) else { return }
         for (box, work) in boxes {
-            guard let entry = cache.entry(values, size: work.size, withImages: true),
+            guard let entry = cache.entry(values, size: work.size, withBuffers: true),
                   let input = entry.input, let output = entry.output else { continue }
             for y in 0..<work.height {
                 input.row(y).update(from: image.row(work.y + y) + work.x * 3, count: work.width * 3)

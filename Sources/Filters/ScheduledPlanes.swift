@@ -25,43 +25,18 @@ extension ScheduledFilter: PlanarFilter {
 
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         guard acceptsPlanes(of: picture) else { return nil }
-        let cache = PlaneRendererCache(self, role: role, color: color, capacity: options.confined ? 8 : 4)
+        let cache = RendererCache<any PlaneRenderer, PlaneBuffer>(self, role: role, color: color, capacity: options.confined ? 8 : 4)
         if options.confined { return RegionPlaneRenderer(filter: self, picture: picture, role: role, cache: cache) }
         return ScheduledPlaneRenderer(filter: self, size: picture.shifted(by: role.shift), picture: picture, cache: cache)
     }
 }
 
-/// Plane renderers of one filter at the values seen lately (as `RendererCache` on RGB), each with
-/// a work area's input and output planes when a region asks for them.
-private final class PlaneRendererCache {
-    struct Entry {
-        var values: [String: ParameterValue]
-        var picture: FrameSize
-        var renderer: any PlaneRenderer
-        var input: PlaneBuffer?
-        var output: PlaneBuffer?
-    }
-
-    private var entries: RecentEntries<Entry>
-    private let filter: ScheduledFilter
-    private let role: PlaneRole
-    private let color: YUVConverter
-
-    init(_ filter: ScheduledFilter, role: PlaneRole, color: YUVConverter, capacity: Int) {
-        (self.filter, self.role, self.color) = (filter, role, color)
-        entries = RecentEntries(capacity: capacity)
-    }
-
-    /// The renderer for a `picture`-sized (work) picture, in picture pixels.
-    func entry(_ values: [String: ParameterValue], picture: FrameSize, withBuffers: Bool = false) -> Entry? {
-        if let hit = entries.use(where: { $0.picture == picture && $0.values == values }) { return hit }
-        guard let planar = filter.build(values) as? any PlanarFilter,
-              let renderer = planar.makePlaneRenderer(picture: picture, role: role, color: color) else { return nil }
-        let entry = Entry(values: values, picture: picture, renderer: renderer,
-                          input: withBuffers ? PlaneBuffer(size: renderer.inputSize) : nil,
-                          output: withBuffers ? PlaneBuffer(size: renderer.outputSize) : nil)
-        entries.add(entry)
-        return entry
+extension RendererCache where Renderer == any PlaneRenderer, Buffer == PlaneBuffer {
+    /// `role`'s plane renderers; sizes are the (work) picture's, in picture pixels.
+    convenience init(_ filter: ScheduledFilter, role: PlaneRole, color: YUVConverter, capacity: Int) {
+        self.init(capacity: capacity, make: { values, picture in
+            (filter.build(values) as? any PlanarFilter)?.makePlaneRenderer(picture: picture, role: role, color: color)
+        }, sizes: { ($0.inputSize, $0.outputSize) }, buffer: { PlaneBuffer(size: $0) })
     }
 }
 
@@ -85,9 +60,9 @@ private final class ScheduledPlaneRenderer: TimedPlaneRenderer {
     var outputSize: FrameSize { inputSize }
     private let filter: ScheduledFilter
     private let picture: FrameSize
-    private let cache: PlaneRendererCache
+    private let cache: RendererCache<any PlaneRenderer, PlaneBuffer>
 
-    init(filter: ScheduledFilter, size: FrameSize, picture: FrameSize, cache: PlaneRendererCache) {
+    init(filter: ScheduledFilter, size: FrameSize, picture: FrameSize, cache: RendererCache<any PlaneRenderer, PlaneBuffer>) {
         (self.filter, inputSize, self.picture, self.cache) = (filter, size, picture, cache)
     }
 
@@ -95,7 +70,7 @@ private final class ScheduledPlaneRenderer: TimedPlaneRenderer {
 
     func render(_ source: Plane, into destination: Plane, at time: FrameTime) {
         if filter.options.enable.map({ $0.contains(time.seconds) }) != false,
-           let entry = cache.entry(filter.values(at: time.seconds), picture: picture) {
+           let entry = cache.entry(filter.values(at: time.seconds), size: picture) {
             entry.renderer.render(source, into: destination, time: time)
             return
         }
@@ -110,9 +85,9 @@ private final class RegionPlaneRenderer: InPlacePlaneRenderer {
     var outputSize: FrameSize { inputSize }
     private let schedule: RegionSchedule
     private let role: PlaneRole
-    private let cache: PlaneRendererCache
+    private let cache: RendererCache<any PlaneRenderer, PlaneBuffer>
 
-    init(filter: ScheduledFilter, picture: FrameSize, role: PlaneRole, cache: PlaneRendererCache) {
+    init(filter: ScheduledFilter, picture: FrameSize, role: PlaneRole, cache: RendererCache<any PlaneRenderer, PlaneBuffer>) {
         (self.role, self.cache) = (role, cache)
         inputSize = picture.shifted(by: role.shift)
         schedule = RegionSchedule(filter: filter, picture: picture, evenWork: true)
@@ -122,7 +97,7 @@ private final class RegionPlaneRenderer: InPlacePlaneRenderer {
         guard let (values, boxes) = schedule.boxes(at: time) else { return }
         let picture = schedule.picture
         for (box, work) in boxes {
-            guard let entry = cache.entry(values, picture: work.size, withBuffers: true),
+            guard let entry = cache.entry(values, size: work.size, withBuffers: true),
                   let input = entry.input?.plane, let output = entry.output?.plane else { continue }
             let area = work.shifted(by: role.shift)
             for y in 0..<area.height {
