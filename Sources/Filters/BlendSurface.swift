@@ -119,10 +119,13 @@ public protocol InPlacePlaneRenderer: PlaneRenderer {
 }
 
 extension InPlacePlaneRenderer {
-    public func render(_ source: Plane, into destination: Plane) {
-        for y in 0..<source.height { destination.row(y).update(from: source.row(y), count: source.width) }
-        renderInPlace(destination, at: .zero)
+    /// The picture at `time` drawn on a copy of `source`.
+    func render(_ source: Plane, into destination: Plane, at time: FrameTime) {
+        destination.copyPixels(from: source)
+        renderInPlace(destination, at: time)
     }
+
+    public func render(_ source: Plane, into destination: Plane) { render(source, into: destination, at: .zero) }
 }
 
 extension Text {

@@ -166,6 +166,6 @@ final class CopyRenderer: FilterRenderer, PlaneRenderer {
     func render(_ source: RGBImage, into destination: RGBImage) { destination.copyPixels(from: source) }
 
     func render(_ source: Plane, into destination: Plane) {
-        for y in 0..<source.height { destination.row(y).update(from: source.row(y), count: source.width) }
+        destination.copyPixels(from: source)
     }
 }

@@ -22,6 +22,11 @@ public struct Plane: @unchecked Sendable {
 
     public var size: FrameSize { FrameSize(width: width, height: height) }
     @inline(__always) func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { base + y * stride }
+
+    /// Copies `source`'s samples (the same size) into this plane.
+    func copyPixels(from source: Plane) {
+        for y in 0..<source.height { row(y).update(from: source.row(y), count: source.width) }
+    }
 }
 
 /// Rows of samples at `base`, `stride` bytes apart, whatever their layout (RGB pixels, one plane).

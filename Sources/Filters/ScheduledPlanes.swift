@@ -46,8 +46,7 @@ extension PlaneRenderer {
         if let timed = self as? any TimedPlaneRenderer {
             timed.render(source, into: destination, at: time)
         } else if let drawing = self as? any InPlacePlaneRenderer {
-            for y in 0..<source.height { destination.row(y).update(from: source.row(y), count: source.width) }
-            drawing.renderInPlace(destination, at: time)
+            drawing.render(source, into: destination, at: time)
         } else {
             render(source, into: destination)
         }
@@ -74,7 +73,7 @@ private final class ScheduledPlaneRenderer: TimedPlaneRenderer {
             entry.renderer.render(source, into: destination, time: time)
             return
         }
-        for y in 0..<source.height { destination.row(y).update(from: source.row(y), count: source.width) }
+        destination.copyPixels(from: source)
     }
 }
 

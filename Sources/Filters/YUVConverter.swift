@@ -267,17 +267,11 @@ struct YUVForwardKernel: Sendable {
                 let (er1, eg1, eb1) = channels(e1), (or1, og1, ob1) = channels(o1)
                 storeLuma(lumaBits(er0, eg0, eb0), lumaBits(or0, og0, ob0), y0 + x)
                 if hasSecond { storeLuma(lumaBits(er1, eg1, eb1), lumaBits(or1, og1, ob1), y1 + x) }
-                let r: SIMD8<Float>, g: SIMD8<Float>, b: SIMD8<Float>
-                if box {
-                    r = 2 * ((er0 + er1) + (or0 + or1))
-                    g = 2 * ((eg0 + eg1) + (og0 + og1))
-                    b = 2 * ((eb0 + eb1) + (ob0 + ob1))
-                } else {
-                    let (lr0, lg0, lb0) = channels(l0), (lr1, lg1, lb1) = channels(l1)
-                    r = (lr0 + lr1) + 2 * (er0 + er1) + (or0 + or1)
-                    g = (lg0 + lg1) + 2 * (eg0 + eg1) + (og0 + og1)
-                    b = (lb0 + lb1) + 2 * (eb0 + eb1) + (ob0 + ob1)
-                }
+                // [1 2 1] across, [1 1] down (2×2 means take `boxRowPair` above).
+                let (lr0, lg0, lb0) = channels(l0), (lr1, lg1, lb1) = channels(l1)
+                let r = (lr0 + lr1) + 2 * (er0 + er1) + (or0 + or1)
+                let g = (lg0 + lg1) + 2 * (eg0 + eg1) + (og0 + og1)
+                let b = (lb0 + lb1) + 2 * (eb0 + eb1) + (ob0 + ob1)
                 let u = ur * r + ug * g + ub * b + 128
                 let v = vr * r + vg * g + vb * b + 128
                 UnsafeMutableRawPointer(uRow + i).storeBytes(of: roundToBytes(u), as: SIMD8<UInt8>.self)
