@@ -1,3 +1,4 @@
+import CCPUFeatures
 /// A chain that only moves pixels (mirrors and quarter turns) as one exact move that can run on
 /// each plane of a planar picture (Y, Cb, Cr of 4:2:0) — no colour conversion, bit-exact.
 /// The pipeline uses it to skip the RGB round trip for orientation fixes.
@@ -86,32 +87,52 @@ extension PlaneKernel {
             }
             return
         }
-        /// Destination rows v0…v0+15, columns u0…u0+15: block row k is source column u0 + k's
-        /// samples v0…v0+15 (reversed when dv = −1), so the transposed block is the destination's.
-        @inline(__always) func block(_ v0: Int, _ u0: Int) {
-            var b = BandTranspose.load { UnsafeRawPointer(src + (u0 + $0) * du + v0 * dv - (dv == 1 ? 0 : 15)) }
-            if dv != 1 { BandTranspose.reverse(&b) }
-            BandTranspose.transpose(&b)
-            BandTranspose.store(b) { UnsafeMutableRawPointer(dst + (v0 + $0) * stride + u0) }
+        if dv == 1 {
+            transposeStrips(src, du: du, reversed: false, into: dst, stride: stride, width: width, rows: rows)
+        } else {
+            transposeStrips(src, du: du, reversed: true, into: dst, stride: stride, width: width, rows: rows)
         }
-        // 64×64 tiles: a tile's source lines (64 source rows × 64 bytes) stay in L1 while used.
+    }
+
+    /// The source is read in strips of 16 rows (16 destination columns), each row of a strip in
+    /// order, and the strip 32 rows ahead is prefetched a few lines per block: the decoder's picture
+    /// arrives out of this core's caches, and reading it down its columns (64×64 tiles) left the
+    /// move waiting on loads — 0.9 ms a 1080p frame in the pipeline against 0.6 this way (measured
+    /// with `perf`; warm in one process both take 0.25–0.3). The destination, a recycled pool
+    /// buffer, takes the strided 16-byte stores from cache.
+    @inline(__always)
+    private static func transposeStrips(_ src: UnsafePointer<UInt8>, du: Int, reversed: Bool,
+                                        into dst: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, rows: Range<Int>) {
+        let span = rows.count
+        // Source offset (along a source row) of the band's first byte in memory order.
+        let low = reversed ? -(rows.upperBound - 1) : rows.lowerBound
         let lastRow = rows.upperBound - 16, lastColumn = width - 16
-        var t0 = rows.lowerBound
-        while t0 < rows.upperBound {
-            let t1 = min(t0 + 64, rows.upperBound)
-            var c0 = 0
-            while c0 < width {
-                let c1 = min(c0 + 64, width)
-                var v0 = t0
-                while v0 < t1 {
-                    let v = min(v0, lastRow)
-                    var u0 = c0
-                    while u0 < c1 { block(v, min(u0, lastColumn)); u0 += 16 }
-                    v0 += 16
+        let ahead = 32
+        var u0 = 0
+        while u0 < width {
+            let u = min(u0, lastColumn)
+            let next = u0 + ahead
+            let prefetching = next + 15 < width
+            var v0 = rows.lowerBound
+            var line = 0
+            while v0 < rows.upperBound {
+                if prefetching {
+                    // Four of the next strip's lines per block: 4 × (span / 16) ≥ 16 × span / 64.
+                    for _ in 0..<4 {
+                        let column = (line >> 4) << 6
+                        if column < span { lf_prefetch(src + (next + (line & 15)) * du + low + column) }
+                        line += 1
+                    }
                 }
-                c0 = c1
+                let v = min(v0, lastRow)
+                // Block row k is source row u + k's samples v…v+15 (reversed: read from v+15 down).
+                var b = BandTranspose.load { UnsafeRawPointer(src + (u + $0) * du + (reversed ? -(v + 15) : v)) }
+                if reversed { BandTranspose.reverse(&b) }
+                BandTranspose.transpose(&b)
+                BandTranspose.store(b) { UnsafeMutableRawPointer(dst + (v + $0) * stride + u) }
+                v0 += 16
             }
-            t0 = t1
+            u0 += 16
         }
     }
 }

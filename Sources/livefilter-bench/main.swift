@@ -1,7 +1,9 @@
 import Foundation
 // livefilter-bench: Swift filter kernels against libavfilter / libswscale on the same frames, in
 // the same process. Usage: livefilter-bench [--quick] [--only TEXT] [--threads 1|2|both] [--runs N]
-// [--blur-quality] [--fused-probe [--band N]]
+// [--blur-quality] [--fused-probe [--band N]] [--cold]
+// --cold: before each timed run, write 96 MB elsewhere so the frames come out of this core's caches,
+// as the decoder's pictures do in the pipeline.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,11 +34,15 @@ func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 nonisolated(unsafe) var lastMinimum = 0.0
 
+nonisolated(unsafe) let coldBuffer: UnsafeMutableRawBufferPointer? = arguments.contains("--cold")
+    ? UnsafeMutableRawBufferPointer.allocate(byteCount: 96 << 20, alignment: 64) : nil
+
 /// Median milliseconds of `runs` calls after `warmups` untimed ones (the fastest run goes to `lastMinimum`).
 func measure(_ body: () throws -> Void) rethrows -> Double {
     for _ in 0..<warmups { try body() }
     var times: [Double] = []
-    for _ in 0..<runs {
+    for run in 0..<runs {
+        if let coldBuffer { memset(coldBuffer.baseAddress!, Int32(run & 255), coldBuffer.count) }
         let start = now()
         try body()
         times.append(Double(now() - start) / 1e6)
