@@ -69,3 +69,11 @@
 @inline(__always) func lowBytes(_ v: SIMD16<UInt16>) -> SIMD16<UInt8> {
     SIMD16<UInt8>(UInt8(truncatingIfNeeded: v[0]), UInt8(truncatingIfNeeded: v[1]), UInt8(truncatingIfNeeded: v[2]), UInt8(truncatingIfNeeded: v[3]), UInt8(truncatingIfNeeded: v[4]), UInt8(truncatingIfNeeded: v[5]), UInt8(truncatingIfNeeded: v[6]), UInt8(truncatingIfNeeded: v[7]), UInt8(truncatingIfNeeded: v[8]), UInt8(truncatingIfNeeded: v[9]), UInt8(truncatingIfNeeded: v[10]), UInt8(truncatingIfNeeded: v[11]), UInt8(truncatingIfNeeded: v[12]), UInt8(truncatingIfNeeded: v[13]), UInt8(truncatingIfNeeded: v[14]), UInt8(truncatingIfNeeded: v[15]))
 }
+
+/// Each lane clamped to 0...255, as bytes (signed compares and a pack: AVX2 has no unsigned
+/// 16-bit compare, so the unsigned clamp cost a compare and a blend per bound).
+@inline(__always) func saturatedBytes(_ v: SIMD16<Int16>) -> SIMD16<UInt8> {
+    let zero = SIMD16<Int16>(repeating: 0), top = SIMD16<Int16>(repeating: 255)
+    let c = v.replacing(with: zero, where: v .< zero).replacing(with: top, where: v .> top)
+    return lowBytes(unsafeBitCast(c, to: SIMD16<UInt16>.self))
+}
