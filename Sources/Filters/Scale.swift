@@ -372,10 +372,11 @@ func roundedBytes(_ acc: SIMD16<UInt16>, _ rounding: (shift: UInt16, floor: UInt
     return saturatedBytes(unsafeBitCast(v &- SIMD16<UInt16>(repeating: rounding.floor), to: SIMD16<Int16>.self))
 }
 
-/// Resizes one plane in bands of 16 output rows that stay in cache: the band's rows resampled
-/// vertically (source rows weighted into each output row), the band turned on its side (16-byte
-/// rows, one per source column) so the horizontal resampling is a weighted sum of those rows too —
-/// sixteen output rows per vector — then turned back into the destination. Nothing between the
+/// Resizes one plane in bands of 32 output rows that stay in cache: the band's rows resampled
+/// vertically (source rows weighted into each output row), the band turned on its side (32-byte
+/// rows, one per source column, the band's two halves of 16 rows side by side) so the horizontal
+/// resampling is a weighted sum of those rows too — 32 output rows per tap, each weight and index
+/// loaded once for two vectors — then turned back into the destination. Nothing between the
 /// passes leaves the core's cache, and bands are independent: one fork per plane.
 /// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
 final class PlaneScaler: PlaneRenderer {
@@ -383,11 +384,11 @@ final class PlaneScaler: PlaneRenderer {
     let outputSize: FrameSize
     private let vertical: FixedPointAxis
     private let horizontal: FixedPointAxis
-    /// Per worker: the band's vertically resampled rows (16 × source width), the same turned
-    /// (source width × 16), and the resampled turned band (output width × 16).
+    /// Per worker: the band's vertically resampled rows (32 × source width), the same turned
+    /// (source width × 32), and the resampled turned band (output width × 32).
     private let scratch: [(rows: ScratchBuffer<UInt8>, turned: ScratchBuffer<UInt8>, scaled: ScratchBuffer<UInt8>)]
     private let workers: Int
-    static let band = 16
+    static let band = 32
 
     init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
         (self.inputSize, self.outputSize, self.workers) = (inputSize, outputSize, workers)
@@ -425,28 +426,52 @@ final class PlaneScaler: PlaneRenderer {
                         vertical.resample(output: y0 + r, rows: sourceRows, width: inWidth, into: rows + r * inWidth,
                                           ahead: (row(current + 1 + 2 * r), row(current + 2 + 2 * r)))
                     }
-                    // Band row r, column x → turned row x, column r.
-                    BandTranspose.turn(rows, stride: inWidth, width: inWidth, into: turned)
-                    Self.horizontalPass(horizontal, turned: turned, width: outWidth, into: scaled)
+                    // Band row r, column x → turned row x, column r (each half of 16 rows on its own).
+                    BandTranspose.turn(rows, stride: inWidth, width: inWidth, into: turned, pitch: n)
+                    if count > 16 {
+                        BandTranspose.turn(rows + 16 * inWidth, stride: inWidth, width: inWidth, into: turned + 16, pitch: n)
+                    }
+                    Self.horizontalPass(horizontal, turned: turned, width: outWidth, into: scaled, halves: count > 16 ? 2 : 1)
                     // Turned row x, column r → destination row y0 + r, column x.
-                    BandTranspose.unturn(scaled, width: outWidth, into: destination.row(y0), stride: destination.stride, rows: count)
+                    BandTranspose.unturn(scaled, width: outWidth, into: destination.row(y0), stride: destination.stride,
+                                         rows: min(count, 16), pitch: n)
+                    if count > 16 {
+                        BandTranspose.unturn(scaled + 16, width: outWidth, into: destination.row(y0 + 16), stride: destination.stride,
+                                             rows: count - 16, pitch: n)
+                    }
                 }
             }
         }
     }
 
-    /// Output column x of the turned band (16 samples, one per band row) from the turned rows of
-    /// its taps: one vector per output.
-    static func horizontalPass(_ axis: FixedPointAxis, turned: UnsafePointer<UInt8>, width: Int, into scaled: UnsafeMutablePointer<UInt8>) {
+    /// Output column x of the turned band (32 samples, one per band row) from the turned rows of
+    /// its taps: two vectors per output, or one when the band's second half is empty.
+    static func horizontalPass(_ axis: FixedPointAxis, turned: UnsafePointer<UInt8>, width: Int, into scaled: UnsafeMutablePointer<UInt8>,
+                               halves: Int) {
         let taps = axis.taps, rounding = axis.rounding
+        if halves == 1 {
+            for x in 0..<width {
+                let ix = axis.indices + x &* taps, w = axis.weights + x &* taps
+                var acc = SIMD16<UInt16>(repeating: axis.bias)
+                for k in 0..<taps {
+                    let samples = UnsafeRawPointer(turned + Int(ix[k]) &<< 5).loadUnaligned(as: SIMD16<UInt8>.self)
+                    acc &+= uint16s(samples) &* SIMD16(repeating: w[k])
+                }
+                UnsafeMutableRawPointer(scaled + x &<< 5).storeBytes(of: roundedBytes(acc, rounding), as: SIMD16<UInt8>.self)
+            }
+            return
+        }
         for x in 0..<width {
             let ix = axis.indices + x &* taps, w = axis.weights + x &* taps
-            var acc = SIMD16<UInt16>(repeating: axis.bias)
+            var acc0 = SIMD16<UInt16>(repeating: axis.bias), acc1 = acc0
             for k in 0..<taps {
-                let samples = UnsafeRawPointer(turned + Int(ix[k]) &<< 4).loadUnaligned(as: SIMD16<UInt8>.self)
-                acc &+= uint16s(samples) &* SIMD16(repeating: w[k])
+                let row = UnsafeRawPointer(turned + Int(ix[k]) &<< 5), weight = SIMD16<UInt16>(repeating: w[k])
+                acc0 &+= uint16s(row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight
+                acc1 &+= uint16s(row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight
             }
-            UnsafeMutableRawPointer(scaled + x &<< 4).storeBytes(of: roundedBytes(acc, rounding), as: SIMD16<UInt8>.self)
+            let out = UnsafeMutableRawPointer(scaled + x &<< 5)
+            out.storeBytes(of: roundedBytes(acc0, rounding), as: SIMD16<UInt8>.self)
+            out.storeBytes(of: roundedBytes(acc1, rounding), toByteOffset: 16, as: SIMD16<UInt8>.self)
         }
     }
 }

@@ -9,4 +9,7 @@ int lf_cpu_has_avx2_fma(void);
 /// A hint to bring the cache line at `p` towards this core for reading; never faults.
 static inline void lf_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
 
+/// A hint to bring the cache line at `p` towards this core for writing; never faults.
+static inline void lf_prefetch_write(const void *p) { __builtin_prefetch(p, 1, 3); }
+
 #endif
