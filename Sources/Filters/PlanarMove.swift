@@ -97,9 +97,10 @@ extension PlaneKernel {
     /// The source is read in strips of 16 rows (16 destination columns), each row of a strip in
     /// order, and the strip 32 rows ahead is prefetched a few lines per block: the decoder's picture
     /// arrives out of this core's caches, and reading it down its columns (64×64 tiles) left the
-    /// move waiting on loads — 0.9 ms a 1080p frame in the pipeline against 0.6 this way (measured
-    /// with `perf`; warm in one process both take 0.25–0.3). The destination, a recycled pool
-    /// buffer, takes the strided 16-byte stores from cache.
+    /// move waiting on loads — 0.9 ms a 1080p frame in the pipeline against 0.5–0.6 this way
+    /// (measured with `perf`; warm in one process both take 0.2–0.3). Readying the destination
+    /// lines too made no difference here (measured): the recycled pool buffer takes the strided
+    /// 16-byte stores from cache.
     @inline(__always)
     private static func transposeStrips(_ src: UnsafePointer<UInt8>, du: Int, reversed: Bool,
                                         into dst: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, rows: Range<Int>) {
@@ -107,23 +108,27 @@ extension PlaneKernel {
         // Source offset (along a source row) of the band's first byte in memory order.
         let low = reversed ? -(rows.upperBound - 1) : rows.lowerBound
         let lastRow = rows.upperBound - 16, lastColumn = width - 16
-        let ahead = 32
+        let distance = 32
         var u0 = 0
         while u0 < width {
             let u = min(u0, lastColumn)
-            let next = u0 + ahead
+            let next = u0 + distance
             let prefetching = next + 15 < width
             var v0 = rows.lowerBound
-            var line = 0
+            // The next strip's lines, four rows of one 64-byte column per block: 4 × (span / 16)
+            // ≥ 16 × span / 64. Wrapping arithmetic: these addresses are hints, never dereferenced.
+            let nextStrip = Int(bitPattern: src) &+ next &* du &+ low
+            var block = 0
             while v0 < rows.upperBound {
-                if prefetching {
-                    // Four of the next strip's lines per block: 4 × (span / 16) ≥ 16 × span / 64.
-                    for _ in 0..<4 {
-                        let column = (line >> 4) << 6
-                        if column < span { lf_prefetch(src + (next + (line & 15)) * du + low + column) }
-                        line += 1
-                    }
+                let column = (block >> 2) &<< 6
+                if prefetching, column < span {
+                    let p = nextStrip &+ (((block & 3) &<< 2) &* du &+ column)
+                    lf_prefetch(UnsafeRawPointer(bitPattern: p))
+                    lf_prefetch(UnsafeRawPointer(bitPattern: p &+ du))
+                    lf_prefetch(UnsafeRawPointer(bitPattern: p &+ 2 &* du))
+                    lf_prefetch(UnsafeRawPointer(bitPattern: p &+ 3 &* du))
                 }
+                block &+= 1
                 let v = min(v0, lastRow)
                 // Block row k is source row u + k's samples v…v+15 (reversed: read from v+15 down).
                 var b = BandTranspose.load { UnsafeRawPointer(src + (u + $0) * du + (reversed ? -(v + 15) : v)) }
