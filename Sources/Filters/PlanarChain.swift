@@ -313,8 +313,16 @@ extension GaussianBlur: PlanarFilter {
 }
 
 extension Scale: PlanarFilter {
+    /// Not for a downscale so strong that 16-bit weights lose the kernel's shape (`PlaneScaler.isPrecise`).
+    public func acceptsPlanes(of picture: FrameSize) -> Bool {
+        guard let output = try? outputSize(for: picture) else { return false }
+        return [0, 1].allSatisfy {
+            PlaneScaler.isPrecise(method: method, inputSize: picture.shifted(by: $0), outputSize: output.shifted(by: $0))
+        }
+    }
+
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
-        guard let output = try? outputSize(for: picture) else { return nil }
+        guard acceptsPlanes(of: picture), let output = try? outputSize(for: picture) else { return nil }
         return PlaneScaler(method: method, inputSize: picture.shifted(by: role.shift), outputSize: output.shifted(by: role.shift))
     }
 }

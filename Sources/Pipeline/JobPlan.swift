@@ -236,10 +236,12 @@ public struct JobPlan: Sendable {
         // A chain that may change live is never passed through: an empty chain is a copy on the planes.
         if geometry.chain.isEmpty, geometry.encodeSize == video.size, !controlled, !ladder { return .passthrough }
         // A ladder's rungs are scaled from the chain's picture on the planes too (even sizes, as
-        // every rung's is).
+        // every rung's is, and not so small that the plane scaler's weights lose their shape).
         if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
            geometry.chain.isEmpty || PlanarChainRenderer.supports(geometry.chain, inputSize: video.size),
-           renditions.allSatisfy({ $0.size.width % 2 == 0 && $0.size.height % 2 == 0 }) {
+           renditions.allSatisfy({ $0.size.width % 2 == 0 && $0.size.height % 2 == 0 }),
+           renditions.allSatisfy({ $0.size == geometry.chainOutputSize
+                || Scale(width: $0.size.width, height: $0.size.height).acceptsPlanes(of: geometry.chainOutputSize) }) {
             return .planar
         }
         return .rgbChain

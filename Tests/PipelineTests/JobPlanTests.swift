@@ -60,6 +60,9 @@ struct JobPlanTests {
         PathCase(chain: "", output: "hls/index.m3u8", expected: "passthrough"),
         // A ladder scales each rung from the chain's picture: on the planes when the chain runs there.
         PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], expected: "planar"),
+        // A rung so small that the plane scaler's 16-bit weights lose the kernel's shape: RGB.
+        PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "48x26"], expected: "rgb"),
+        PathCase(chain: "scale 32x18", expected: "rgb"),
         PathCase(chain: "blur 2 | mirror", output: "hls/master.m3u8", renditions: ["1280x720", "640x360", "426x240"], expected: "planar"),
         PathCase(chain: "rotate 12", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], expected: "rgb"),
         PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], exactRGB: true, expected: "rgb"),

@@ -245,6 +245,18 @@ struct PlanarChainTests {
         #expect(PlanarChainRenderer.supports(FilterChain([Pad(width: 1284, height: 724)]), inputSize: size))
         #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: "blur 2"), inputSize: FrameSize(1279, 720)))
     }
+
+    /// A downscale so strong that 16-bit weights lose the kernel's shape stays on the float RGB
+    /// scaler; 20× still runs on the planes (where it agrees with libswscale better than RGB does).
+    @Test func strongDownscalesStayOnRGB() throws {
+        let size = FrameSize(1280, 720)
+        for text in ["scale 32x18", "scale 16x10", "scale 40x22 | rotate 90"] {
+            #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
+        }
+        for text in ["scale 64x36", "scale 32x18 method=area", "scale 16x10 method=bilinear", "scale 2560x1440"] {
+            #expect(PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
+        }
+    }
 }
 
 /// Double-precision BT.709 limited-range conversions, the oracle for the planar path.
