@@ -322,7 +322,7 @@ extension Scale: PlanarFilter {
     }
 
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
-        guard acceptsPlanes(of: picture), let output = try? outputSize(for: picture) else { return nil }
+        guard let output = try? outputSize(for: picture) else { return nil }
         return PlaneScaler(method: method, inputSize: picture.shifted(by: role.shift), outputSize: output.shifted(by: role.shift))
     }
 }

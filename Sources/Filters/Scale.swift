@@ -408,17 +408,21 @@ final class PlaneScaler: PlaneRenderer {
     /// Whether 16-bit fixed point resamples `inputSize` → `outputSize` close to the float kernel
     /// (`FixedPointAxis.weightError`); a strong downscale is left to the RGB scaler.
     static func isPrecise(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize) -> Bool {
-        [(inputSize.width, outputSize.width), (inputSize.height, outputSize.height)].allSatisfy { source, destination in
-            guard source > 0, destination > 0 else { return true }
-            let axis = FixedPointAxis(ResampleAxis(source: source, destination: destination, method: method))
-            return axis.weightError <= FixedPointAxis.tolerableWeightError
-        }
+        axis(method, inputSize.width, outputSize.width) != nil && axis(method, inputSize.height, outputSize.height) != nil
     }
 
-    init(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
+    /// The fixed-point axis for `source` → `destination` samples, nil when it strays too far.
+    private static func axis(_ method: Scale.Method, _ source: Int, _ destination: Int) -> FixedPointAxis? {
+        let axis = FixedPointAxis(ResampleAxis(source: source, destination: destination, method: method))
+        return axis.weightError <= FixedPointAxis.tolerableWeightError ? axis : nil
+    }
+
+    /// Nil when the resampling is not precise in 16-bit fixed point (`isPrecise`).
+    init?(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
+        guard let vertical = Self.axis(method, inputSize.height, outputSize.height),
+              let horizontal = Self.axis(method, inputSize.width, outputSize.width) else { return nil }
         (self.inputSize, self.outputSize, self.workers) = (inputSize, outputSize, workers)
-        vertical = FixedPointAxis(ResampleAxis(source: inputSize.height, destination: outputSize.height, method: method))
-        horizontal = FixedPointAxis(ResampleAxis(source: inputSize.width, destination: outputSize.width, method: method))
+        (self.vertical, self.horizontal) = (vertical, horizontal)
         let n = Self.band
         scratch = (0..<max(1, workers)).map { _ in
             (ScratchBuffer(count: n * inputSize.width, zero: 0), ScratchBuffer(count: inputSize.width * n, zero: 0),
