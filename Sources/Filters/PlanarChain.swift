@@ -57,6 +57,14 @@ public protocol PlaneRenderer: AnyObject {
     func render(_ source: Plane, into destination: Plane)
 }
 
+/// A plane renderer that can write its destination around the cache (non-temporal stores of
+/// whole lines). The planar chain asks it to for the pass that writes the chain's output, which
+/// nothing reads again soon (the encoder takes it frames later); an intermediate buffer, read by
+/// the next pass at once, stays in the cache.
+protocol StreamingPlaneRenderer: PlaneRenderer {
+    var streamsOutput: Bool { get set }
+}
+
 /// A filter that gives its RGB picture when run on each plane of a 4:2:0 picture on its own.
 public protocol PlanarFilter: Filter {
     /// The renderer for `role`'s plane of a `picture`-sized input, or nil when this geometry does
@@ -155,6 +163,7 @@ public final class PlanarChainRenderer {
                     continue
                 }
                 guard index != lastWriting else {
+                    (renderer as? any StreamingPlaneRenderer)?.streamsOutput = true
                     stages.append(Stage(renderer: renderer, output: nil, inPlace: nil))
                     continue
                 }
@@ -414,10 +423,11 @@ struct PlanarMoveFilter: PlanarFilter {
 
 // MARK: Plane renderers
 
-final class PlaneMoveRenderer: PlaneRenderer {
+final class PlaneMoveRenderer: StreamingPlaneRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize
     private let move: PlanarMove
+    var streamsOutput = false
 
     init(move: PlanarMove, inputSize: FrameSize) {
         self.move = move
@@ -426,7 +436,8 @@ final class PlaneMoveRenderer: PlaneRenderer {
     }
 
     func render(_ source: Plane, into destination: Plane) {
-        move.apply(source.base, sourceStride: source.stride, size: inputSize, into: destination.base, destinationStride: destination.stride)
+        move.apply(source.base, sourceStride: source.stride, size: inputSize, into: destination.base, destinationStride: destination.stride,
+                   streaming: streamsOutput)
     }
 }
 

@@ -394,9 +394,10 @@ func roundedBytes(_ acc: SIMD16<UInt16>, _ rounding: (shift: UInt16, floor: UInt
 /// loaded once for two vectors — then turned back into the destination. Nothing between the
 /// passes leaves the core's cache, and bands are independent: one fork per plane.
 /// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
-final class PlaneScaler: PlaneRenderer {
+final class PlaneScaler: StreamingPlaneRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize
+    var streamsOutput = false
     private let vertical: FixedPointAxis
     private let horizontal: FixedPointAxis
     /// Per worker: the band's vertically resampled rows (32 × source width), the same turned
@@ -433,7 +434,7 @@ final class PlaneScaler: PlaneRenderer {
     func render(_ source: Plane, into destination: Plane) {
         let n = Self.band, groups = (outputSize.height + n - 1) / n
         let vertical = vertical, horizontal = horizontal, scratch = scratch
-        let inWidth = inputSize.width, outWidth = outputSize.width, outHeight = outputSize.height
+        let inWidth = inputSize.width, outWidth = outputSize.width, outHeight = outputSize.height, streaming = streamsOutput
         Parallel.forEachBand(of: groups, bands: Parallel.bandCount(for: groups, minimumPerBand: 2, workers: workers)) { worker, range in
             let (rows, turned, scaled) = (scratch[worker].rows.base, scratch[worker].turned.base, scratch[worker].scaled.base)
             withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: vertical.taps) { taps in
@@ -463,13 +464,14 @@ final class PlaneScaler: PlaneRenderer {
                     Self.horizontalPass(horizontal, turned: turned, width: outWidth, into: scaled)
                     // Turned row x, column r → destination row y0 + r, column x.
                     BandTranspose.unturn(scaled, width: outWidth, into: destination.row(y0), stride: destination.stride,
-                                         rows: min(count, 16), pitch: n)
+                                         rows: min(count, 16), pitch: n, streaming: streaming)
                     if count > 16 {
                         BandTranspose.unturn(scaled + 16, width: outWidth, into: destination.row(y0 + 16), stride: destination.stride,
-                                             rows: count - 16, pitch: n)
+                                             rows: count - 16, pitch: n, streaming: streaming)
                     }
                 }
             }
+            if streaming { lf_store_fence() }
         }
     }
 
