@@ -457,10 +457,7 @@ final class PlaneScaler: StreamingPlaneRenderer {
                                           ahead: (row(current + 1 + 2 * r), row(current + 2 + 2 * r)))
                     }
                     // Band row r, column x → turned row x, column r (each half of 16 rows on its own).
-                    BandTranspose.turn(rows, stride: inWidth, width: inWidth, into: turned, pitch: n)
-                    if count > 16 {
-                        BandTranspose.turn(rows + 16 * inWidth, stride: inWidth, width: inWidth, into: turned + 16, pitch: n)
-                    }
+                    BandTranspose.turnBand(rows, stride: inWidth, width: inWidth, into: turned)
                     Self.horizontalPass(horizontal, turned: turned, width: outWidth, into: scaled)
                     // Turned row x, column r → destination row y0 + r, column x.
                     BandTranspose.unturn(scaled, width: outWidth, into: destination.row(y0), stride: destination.stride,
