@@ -161,8 +161,9 @@ extension PlaneKernel {
     /// arrives out of this core's caches, and reading it down its columns (64×64 tiles) left the
     /// move waiting on loads — 0.9 ms a 1080p frame in the pipeline against 0.5–0.6 this way
     /// (measured with `perf`; warm in one process both take 0.2–0.3). Readying the destination
-    /// lines too made no difference here (measured): the recycled pool buffer takes the strided
-    /// 16-byte stores from cache.
+    /// lines with prefetches made no difference; writing them whole, around the cache, did
+    /// (`streamStrips`, used for the chain's output). This path writes the rest: intermediate
+    /// buffers, unaligned rows, and the columns past the last whole line.
     @inline(__always)
     private static func transposeStrips(_ src: UnsafePointer<UInt8>, du: Int, reversed: Bool,
                                         into dst: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, from first: Int,
