@@ -136,10 +136,16 @@ public final class PlanarChainRenderer {
     }
 
     /// Nil when the chain cannot run on the planes of `inputSize` pictures.
-    public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter) {
-        guard var passes = Self.passes(of: chain, inputSize: inputSize) else { return nil }
-        // Drawing in place needs a picture of our own to draw on: never the decoder's.
-        if let first = passes.first, first.filter.drawsInPlace {
+    /// `inputRange` .full: the source's samples are full range (yuvj420p); a first pass writes them
+    /// as limited range (`RangeToLimited`), which the chain's filters and the output are in.
+    public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter, inputRange: YUVRange = .limited) {
+        // An empty chain on full-range pictures is the range pass alone.
+        let rangeOnly = chain.isEmpty && inputRange == .full && inputSize.width % 2 == 0 && inputSize.height % 2 == 0
+        guard var passes = rangeOnly ? [] : Self.passes(of: chain, inputSize: inputSize) else { return nil }
+        if inputRange == .full {
+            passes.insert(Pass(filter: RangeToLimited(), name: "range", outputSize: inputSize), at: 0)
+        } else if let first = passes.first, first.filter.drawsInPlace {
+            // Drawing in place needs a picture of our own to draw on: never the decoder's.
             passes.insert(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: .identity)), name: "copy", outputSize: inputSize), at: 0)
         }
         self.inputSize = inputSize

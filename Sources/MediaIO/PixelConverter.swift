@@ -189,33 +189,42 @@ public final class PlanarFrameFilter {
     public let renderer: PlanarChainRenderer
     private let pool: FramePool
 
+    /// The range of the pictures it takes; its output is always limited range.
+    public let inputRange: ColorRange
+
     /// Nil when the chain cannot run on the planes of this size (see `PlanarChainRenderer`).
-    /// `color` is the stream's matrix: it gives a pad's fill colour as samples.
-    public init?(chain: FilterChain, inputSize: FrameSize, color: ColorDescription) {
+    /// `color` is the stream's matrix: it gives a pad's fill colour as samples. `inputRange` .full:
+    /// the pictures are full-range 4:2:0 (yuvj420p), written as limited range by a first pass.
+    public init?(chain: FilterChain, inputSize: FrameSize, color: ColorDescription, inputRange: ColorRange = .limited) {
         let converter = YUVConverter(matrix: RGBToFrame.matrix(color.matrix), range: .limited)
-        guard let renderer = PlanarChainRenderer(chain: chain, inputSize: inputSize, color: converter) else { return nil }
+        guard let renderer = PlanarChainRenderer(chain: chain, inputSize: inputSize, color: converter,
+                                                 inputRange: inputRange == .full ? .full : .limited) else { return nil }
         self.inputSize = inputSize
+        self.inputRange = inputRange
         self.renderer = renderer
         outputSize = renderer.outputSize
         pool = FramePool(size: outputSize, format: AV_PIX_FMT_YUV420P)
     }
 
-    /// Whether `frame` is a limited-range yuv420p picture of the expected size (a stream can change mid-way).
-    public func accepts(_ frame: Frame) -> Bool { Self.accepts(frame, size: inputSize) }
+    /// Whether `frame` is a 4:2:0 picture of the expected size and range (a stream can change mid-way).
+    public func accepts(_ frame: Frame) -> Bool { Self.accepts(frame, size: inputSize, range: inputRange) }
 
-    /// Whether `frame` is a limited-range yuv420p picture of `size`.
-    public static func accepts(_ frame: Frame, size: FrameSize) -> Bool {
+    /// Whether `frame` is an 8-bit 4:2:0 picture of `size` whose samples are in `range`: yuvj420p
+    /// is full range, yuv420p is what its tag says, and an untagged one is taken to be in `range`
+    /// (the stream's, as the RGB path's converter takes it).
+    public static func accepts(_ frame: Frame, size: FrameSize, range: ColorRange = .limited) -> Bool {
         let f = frame.pointer.pointee
-        // Limited range only: the encoder is tagged and fed limited-range samples.
-        return f.format == AV_PIX_FMT_YUV420P.rawValue && f.color_range != AVCOL_RANGE_JPEG
-            && Int(f.width) == size.width && Int(f.height) == size.height
+        guard Int(f.width) == size.width, Int(f.height) == size.height else { return false }
+        if f.format == AV_PIX_FMT_YUVJ420P.rawValue { return range == .full }
+        guard f.format == AV_PIX_FMT_YUV420P.rawValue else { return false }
+        return f.color_range == AVCOL_RANGE_UNSPECIFIED || (f.color_range == AVCOL_RANGE_JPEG) == (range == .full)
     }
 
     /// A new frame holding the filtered picture at `time`.
     public func apply(_ frame: Frame, at time: FrameTime = .zero) throws(MediaError) -> Frame {
         let out = try pool.makeFrame()
         renderer.render(frame.planarView, into: out.planarView, at: time)
-        out.pointer.pointee.color_range = frame.pointer.pointee.color_range
+        out.pointer.pointee.color_range = AVCOL_RANGE_MPEG
         out.pointer.pointee.colorspace = frame.pointer.pointee.colorspace
         return out
     }

@@ -94,8 +94,9 @@ final class RenditionConverter {
 /// The planar path's work on one picture: the chain on the decoded planes, then each rendition's
 /// scale on the planes (a ladder), so no rung goes through RGB either.
 final class PlanarPath {
-    /// Nil for an empty chain: the decoded picture is the chain's.
+    /// Nil for an empty chain on limited-range pictures: the decoded picture is the chain's.
     let chain: PlanarFrameFilter?
+    private let inputRange: ColorRange
     /// Per rendition, the scale from the chain's picture to its size; nil where it takes the picture as it is.
     private let scalers: [PlanarFrameFilter?]
     private let inputSize: FrameSize
@@ -103,10 +104,12 @@ final class PlanarPath {
     /// Nil when some part cannot run on the planes.
     init?(chain: FilterChain, plan: JobPlan) {
         inputSize = plan.input.video.size
-        if chain.isEmpty {
+        inputRange = plan.input.video.decodedRange
+        if chain.isEmpty, inputRange == .limited {
             self.chain = nil
         } else {
-            guard let filter = PlanarFrameFilter(chain: chain, inputSize: inputSize, color: plan.color) else { return nil }
+            guard let filter = PlanarFrameFilter(chain: chain, inputSize: inputSize, color: plan.color,
+                                                 inputRange: inputRange) else { return nil }
             filter.renderer.measuresPasses = true
             self.chain = filter
         }
@@ -130,7 +133,7 @@ final class PlanarPath {
         chain.map { zip($0.renderer.passNames, $0.renderer.passNanoseconds).map(FilterPassTime.init) } ?? []
     }
 
-    func accepts(_ frame: Frame) -> Bool { PlanarFrameFilter.accepts(frame, size: inputSize) }
+    func accepts(_ frame: Frame) -> Bool { PlanarFrameFilter.accepts(frame, size: inputSize, range: inputRange) }
 
     /// Each rendition's picture of `frame` at `time`.
     func apply(_ frame: Frame, at time: FrameTime) throws(MediaError) -> [Frame] {

@@ -230,11 +230,13 @@ public struct JobPlan: Sendable {
     /// the picture, the chain on the decoded planes when every filter in it allows, else the RGB chain.
     static func videoPath(video: VideoStreamInfo, geometry: OutputGeometry, renditions: [RenditionPlan],
                           imageSequence: Bool, exactRGB: Bool = false, controlled: Bool = false) -> VideoPath {
-        // PNG frames are RGB; anything but limited-range 4:2:0 goes through the converter.
-        guard !imageSequence, video.decodesToLimitedRange420 else { return .rgbChain }
+        // PNG frames are RGB; anything but 8-bit 4:2:0 goes through the converter.
+        guard !imageSequence, video.decodesTo420 else { return .rgbChain }
         let ladder = !renditions.allSatisfy { $0.size == geometry.encodeSize }
-        // A chain that may change live is never passed through: an empty chain is a copy on the planes.
-        if geometry.chain.isEmpty, geometry.encodeSize == video.size, !controlled, !ladder { return .passthrough }
+        // A chain that may change live is never passed through: an empty chain is a copy on the
+        // planes. Full-range pictures are written as limited range on the planes (the encoder's).
+        if geometry.chain.isEmpty, geometry.encodeSize == video.size, !controlled, !ladder,
+           video.decodesToLimitedRange420 { return .passthrough }
         // A ladder's rungs are scaled from the chain's picture on the planes too (even sizes, as
         // every rung's is, and not so small that the plane scaler's weights lose their shape).
         if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
@@ -299,4 +301,8 @@ public struct JobPlan: Sendable {
 extension VideoStreamInfo {
     /// Decoded frames are limited-range 4:2:0, what the encoder takes without conversion.
     var decodesToLimitedRange420: Bool { pixelFormat == .yuv420p && colorSpace.range == .limited }
+    /// Decoded frames are 8-bit 4:2:0 in three planes, in either range (yuvj420p is full).
+    var decodesTo420: Bool { pixelFormat == .yuv420p || pixelFormat == .yuvj420p }
+    /// The range of the decoded samples.
+    var decodedRange: ColorRange { pixelFormat.isFullRangeByDefault ? .full : colorSpace.range }
 }

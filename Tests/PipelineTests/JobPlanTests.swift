@@ -54,9 +54,15 @@ struct JobPlanTests {
         PathCase(chain: "", output: "f/%04d.png", expected: "rgb"),
         PathCase(chain: "mirror", output: "f/%04d.png", expected: "rgb"),
         PathCase(chain: "", pixelFormat: .yuv422p, expected: "rgb"),
-        PathCase(chain: "mirror", pixelFormat: .yuvj420p, expected: "rgb"),
-        PathCase(chain: "mirror", fullRange: true, expected: "rgb"),
-        PathCase(chain: "", fullRange: true, expected: "rgb"),
+        // Full-range 4:2:0 runs on the planes too, written as limited range by a first pass, so
+        // even an empty chain is not a passthrough (PlanarChainTests: same picture).
+        PathCase(chain: "mirror", pixelFormat: .yuvj420p, expected: "planar"),
+        PathCase(chain: "", pixelFormat: .yuvj420p, expected: "planar"),
+        PathCase(chain: "mirror", fullRange: true, expected: "planar"),
+        PathCase(chain: "", fullRange: true, expected: "planar"),
+        PathCase(chain: "rotate 12", pixelFormat: .yuvj420p, expected: "rgb"),
+        PathCase(chain: "mirror", pixelFormat: .yuvj420p, exactRGB: true, expected: "rgb"),
+        PathCase(chain: "", pixelFormat: .yuvj422p, expected: "rgb"),
         PathCase(chain: "", output: "hls/index.m3u8", expected: "passthrough"),
         // A ladder scales each rung from the chain's picture: on the planes when the chain runs there.
         PathCase(chain: "", output: "hls/master.m3u8", renditions: ["640x360", "320x180"], expected: "planar"),

@@ -14,14 +14,18 @@ struct PlanarChainTests {
     static let photo = "/usr/share/backgrounds/mate/abstract/Elephants_3840x2160.jpg"
 
     /// Three decoded 1280x720 frames of a pan across the photograph.
-    static let frames: [Frame] = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("planar-\(getpid())")
+    static let frames: [Frame] = decodedPan(format: "yuv420p")
+    /// The same pan in full range (yuvj420p: what some cameras and phones record).
+    static let fullRangeFrames: [Frame] = decodedPan(format: "yuvj420p")
+
+    static func decodedPan(format: String) -> [Frame] {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("planar-\(getpid())-\(format)")
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let clip = folder.appendingPathComponent("pan.mp4").path
         let ffmpeg = Process()
         ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
         ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-y", "-loop", "1", "-framerate", "30", "-i", photo,
-                            "-vf", "scale=1920:-2,crop=1280:720:x='300+24*n':y=150,format=yuv420p", "-frames:v", "3",
+                            "-vf", "scale=1920:-2,crop=1280:720:x='300+24*n':y=150,format=\(format)", "-frames:v", "3",
                             "-c:v", "libx264", "-crf", "14", "-colorspace", "bt709", "-color_primaries", "bt709",
                             "-color_trc", "bt709", clip]
         try? ffmpeg.run()
@@ -39,7 +43,7 @@ struct PlanarChainTests {
         while case let .frame(f)? = try? decoder.receive() { frames.append(f) }
         try? FileManager.default.removeItem(at: folder)
         return frames
-    }()
+    }
 
     static let chains: [FilterChain] = [
         FilterChain([Crop(width: 640, height: 360, x: 100, y: 50), Pad(width: 800, height: 480, fill: RGBColor(r: 200, g: 30, b: 90))]),
@@ -72,25 +76,39 @@ struct PlanarChainTests {
         try Self.compare(chain)
     }
 
+    /// Full-range pictures: written as limited range by the first pass, then the chain. Moves,
+    /// linear filters, tables (eq, invert), a pad's fill and drawing in place after the range pass.
+    @Test(arguments: ["", "rotate 90", "blur sigma=6 | rotate 90 | mirror | scale fit=720x1280", "scale 854x480",
+                      "eq brightness=0.06 saturation=1.3", "invert", "text \"12:34\" x=20 y=20 size=48 box=#000000@0.5 font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                      "crop 640x360+100+50 | boxblur 4"].map { try! FilterChain(parsing: $0) } + [
+                        FilterChain([Pad(width: 1400, height: 800, fill: RGBColor(r: 200, g: 30, b: 90))])])
+    func fullRangePicturesMatchTheRGBChain(chain: FilterChain) throws {
+        try Self.compare(chain, fullRange: true)
+    }
+
     /// The chain on the planes against the RGB chain through the double-precision oracle, every
     /// plane of three decoded frames at `time`: ≥ 50 dB, same size. Prints the worst plane.
     /// With `region` (picture pixels, even), the PSNR is also taken over that part alone: what a
     /// drawing filter changed, not diluted by the rest of the picture.
-    static func compare(_ chain: FilterChain, at time: FrameTime = .zero, region: PixelRect? = nil) throws {
-        let chainText = chain.description
+    /// `fullRange`: the frames are full-range (yuvj420p) and the output limited range, as the
+    /// pipeline writes them.
+    static func compare(_ chain: FilterChain, at time: FrameTime = .zero, region: PixelRect? = nil, fullRange: Bool = false) throws {
+        let chainText = chain.description + (fullRange ? " (full range in)" : "")
         #expect(FileManager.default.fileExists(atPath: Self.photo), "install mate-backgrounds (scripts/install-deps.sh does)")
-        let frames = Self.frames
+        let frames = fullRange ? Self.fullRangeFrames : Self.frames
         try #require(frames.count == 3, "could not make or decode the natural test clip")
         let size = FrameSize(frames[0].width, frames[0].height)
         let color = ColorDescription(matrix: .bt709, primaries: .bt709, transfer: .bt709, range: .limited)
-        let planar = try #require(PlanarFrameFilter(chain: chain, inputSize: size, color: color), "\(chainText) should run on planes")
+        let planar = try #require(PlanarFrameFilter(chain: chain, inputSize: size, color: color, inputRange: fullRange ? .full : .limited),
+                                  "\(chainText) should run on planes")
+        #expect(planar.accepts(frames[0]), "\(chainText): the decoded frames are the filter's")
         let rgb = try ChainRenderer(chain: chain, inputSize: size)
         #expect(planar.outputSize == rgb.outputSize, "geometry")
         #expect(planar.renderer.isTimeDependent == rgb.isTimeDependent)
         var worst = Double.infinity, worstInRegion = Double.infinity
         for frame in frames {
             let fast = try planar.apply(frame, at: time)
-            let reference = ExactYUV.toYUV(rgb.render(ExactYUV.toRGB(frame.planarView), at: time))
+            let reference = ExactYUV.toYUV(rgb.render(ExactYUV.toRGB(frame.planarView, fullRange: fullRange), at: time))
             let out = fast.planarView
             let planes = [(out.y, out.yStride, out.width, out.height), (out.u, out.uStride, out.chromaWidth, out.chromaHeight),
                           (out.v, out.vStride, out.chromaWidth, out.chromaHeight)]
@@ -265,14 +283,16 @@ enum ExactYUV {
 
     static func byte(_ x: Double) -> UInt8 { UInt8(min(max(x.rounded(), 0), 255)) }
 
-    /// 4:2:0 → RGB with each chroma sample replicated over its 2×2 block.
-    static func toRGB(_ p: PlanarYUV420View) -> RGBImage {
+    /// 4:2:0 → RGB with each chroma sample replicated over its 2×2 block; `fullRange`: the
+    /// samples span 0…255 (JPEG's range).
+    static func toRGB(_ p: PlanarYUV420View, fullRange: Bool = false) -> RGBImage {
         let image = RGBImage(width: p.width, height: p.height)
+        let (lumaOffset, lumaScale, chromaScale) = fullRange ? (0.0, 1.0, 1.0) : (16.0, 255.0 / 219, 255.0 / 224)
         for y in 0..<p.height {
             for x in 0..<p.width {
-                let l = (Double(p.y[y * p.yStride + x]) - 16) * 255 / 219
-                let cb = (Double(p.u[y / 2 * p.uStride + x / 2]) - 128) * 255 / 224
-                let cr = (Double(p.v[y / 2 * p.vStride + x / 2]) - 128) * 255 / 224
+                let l = (Double(p.y[y * p.yStride + x]) - lumaOffset) * lumaScale
+                let cb = (Double(p.u[y / 2 * p.uStride + x / 2]) - 128) * chromaScale
+                let cr = (Double(p.v[y / 2 * p.vStride + x / 2]) - 128) * chromaScale
                 image[x, y] = (byte(l + 2 * (1 - kr) * cr), byte(l - 2 * (1 - kb) * kb / kg * cb - 2 * (1 - kr) * kr / kg * cr),
                                byte(l + 2 * (1 - kb) * cb))
             }
