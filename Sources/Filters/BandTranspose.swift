@@ -165,7 +165,9 @@ extension BandTranspose {
         return (low, high)
     }
 
-    /// `transpose` of a `Block`, on both blocks of the pair.
+    /// `transpose` of a `Block`, on both blocks of the pair. Written out again rather than shared
+    /// through a generic over the row type: that version, even transparent, took a quarter turn
+    /// from 0.21 to 0.71 ms and a scale from 0.70 to 0.98 (measured).
     @_transparent static func transpose(_ r: inout Pair) {
         for _ in 0..<4 {
             let (l0, h0) = zip(r.0, r.8)

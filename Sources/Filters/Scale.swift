@@ -338,29 +338,24 @@ final class FixedPointAxis: @unchecked Sendable {
                   into destination: UnsafeMutablePointer<UInt8>, ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) = (nil, nil)) {
         let w = weights + index &* taps, rounding = rounding
         var i = 0
-        // The common kernels with their tap count fixed at compile time, so the weights and row
-        // pointers stay in registers across the row (`steps`).
+        // 32 samples a step: each row pointer and weight is loaded once for two vectors. The common
+        // kernels have their tap count fixed at compile time, so the weights and row pointers stay
+        // in registers across the row.
         switch taps {
         case 4: i = steps(InlineArray<4, UnsafePointer<UInt8>> { rows[$0] }, w, width: width, into: destination, ahead: ahead)
         case 6: i = steps(InlineArray<6, UnsafePointer<UInt8>> { rows[$0] }, w, width: width, into: destination, ahead: ahead)
         case 8: i = steps(InlineArray<8, UnsafePointer<UInt8>> { rows[$0] }, w, width: width, into: destination, ahead: ahead)
-        default: break
-        }
-        // 32 samples a step: each row pointer and weight is loaded once for two vectors.
-        while i + 32 <= width {
-            if i & 63 == 0 {
-                if let a = ahead.0 { lf_prefetch(a + i) }
-                if let b = ahead.1 { lf_prefetch(b + i) }
+        default:
+            let taps = taps, bias = bias
+            i = steps(width: width, into: destination, ahead: ahead) { i in
+                var acc0 = SIMD16<UInt16>(repeating: bias), acc1 = acc0
+                for k in 0..<taps {
+                    let row = UnsafeRawPointer(rows[k] + i), weight = SIMD16<UInt16>(repeating: w[k])
+                    acc0 &+= uint16s(row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight
+                    acc1 &+= uint16s(row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight
+                }
+                return (acc0, acc1)
             }
-            var acc0 = SIMD16<UInt16>(repeating: bias), acc1 = acc0
-            for k in 0..<taps {
-                let row = UnsafeRawPointer(rows[k] + i), weight = SIMD16<UInt16>(repeating: w[k])
-                acc0 &+= uint16s(row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight
-                acc1 &+= uint16s(row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight
-            }
-            UnsafeMutableRawPointer(destination + i).storeBytes(of: roundedBytes(acc0, rounding), as: SIMD16<UInt8>.self)
-            UnsafeMutableRawPointer(destination + i + 16).storeBytes(of: roundedBytes(acc1, rounding), as: SIMD16<UInt8>.self)
-            i += 32
         }
         while i + 16 <= width {
             var acc = SIMD16<UInt16>(repeating: bias)
@@ -383,25 +378,38 @@ final class FixedPointAxis: @unchecked Sendable {
     /// What `roundedBytes` takes: the shift and the floor.
     var rounding: (shift: UInt16, floor: UInt16) { (shift, floor) }
 
-    /// `resample`'s 32-sample steps for `N` taps (`rows`, weights `w`); the next sample to do.
+    /// `resample`'s steps for `N` taps (`rows`, weights `w`).
     @inline(__always)
     private func steps<let N: Int>(_ rows: InlineArray<N, UnsafePointer<UInt8>>, _ w: UnsafeMutablePointer<UInt16>, width: Int,
                                    into destination: UnsafeMutablePointer<UInt8>,
                                    ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?)) -> Int {
         let weight = InlineArray<N, SIMD16<UInt16>> { SIMD16(repeating: w[$0]) }
-        let rounding = rounding, bias = bias
-        var i = 0
-        while i + 32 <= width {
-            if i & 63 == 0 {
-                if let a = ahead.0 { lf_prefetch(a + i) }
-                if let b = ahead.1 { lf_prefetch(b + i) }
-            }
+        let bias = bias
+        return steps(width: width, into: destination, ahead: ahead) { i in
             var acc0 = SIMD16<UInt16>(repeating: bias), acc1 = acc0
             for k in 0..<N {
                 let row = UnsafeRawPointer(rows[k] + i)
                 acc0 &+= uint16s(row.loadUnaligned(as: SIMD16<UInt8>.self)) &* weight[k]
                 acc1 &+= uint16s(row.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)) &* weight[k]
             }
+            return (acc0, acc1)
+        }
+    }
+
+    /// `resample`'s 32-sample steps: `sums(i)` gives the fixed-point sums of samples i..<i + 16 and
+    /// i + 16..<i + 32, rounded and stored here; `ahead` is prefetched a line per 64 samples.
+    /// Returns the next sample to do.
+    @inline(__always)
+    private func steps(width: Int, into destination: UnsafeMutablePointer<UInt8>, ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?),
+                       _ sums: (Int) -> (SIMD16<UInt16>, SIMD16<UInt16>)) -> Int {
+        let rounding = rounding
+        var i = 0
+        while i + 32 <= width {
+            if i & 63 == 0 {
+                if let a = ahead.0 { lf_prefetch(a + i) }
+                if let b = ahead.1 { lf_prefetch(b + i) }
+            }
+            let (acc0, acc1) = sums(i)
             UnsafeMutableRawPointer(destination + i).storeBytes(of: roundedBytes(acc0, rounding), as: SIMD16<UInt8>.self)
             UnsafeMutableRawPointer(destination + i + 16).storeBytes(of: roundedBytes(acc1, rounding), as: SIMD16<UInt8>.self)
             i += 32
