@@ -498,7 +498,8 @@ final class PlaneScaler: StreamingPlaneRenderer {
                         vertical.resample(output: y0 + r, rows: sourceRows, width: inWidth, into: rows + r * inWidth,
                                           ahead: (row(current + 1 + 2 * r), row(current + 2 + 2 * r)))
                     }
-                    // Band row r, column x → turned row x, column r (each half of 16 rows on its own).
+                    // Band row r, column x → turned row x, column r: both halves at once (a short band turns
+                    // its second half too, from rows the band before left: never turned back).
                     BandTranspose.turnBand(rows, stride: inWidth, width: inWidth, into: turned)
                     Self.horizontalPass(horizontal, turned: turned, width: outWidth, into: scaled)
                     // Turned row x, column r → destination row y0 + r, column x.
