@@ -6,22 +6,20 @@ import CCPUFeatures
 enum BandTranspose {
     /// `turned` row x (16 samples, one per band row; rows `pitch` bytes apart) → destination rows
     /// 0..<rows, column x.
-    /// `streaming`: whole 64-byte lines of line-aligned rows go out with non-temporal stores,
-    /// from a 16-row × 64-byte tile in L1 (as `PlaneKernel.streamStrips`): the rows are the
-    /// chain's output, taken by the encoder frames later.
+    /// `streaming`: the rows are the chain's output; whole lines go around the cache (`LineStream`),
+    /// the caller ends the pass with `LineStream.finish()`.
     static func unturn(_ turned: UnsafePointer<UInt8>, width: Int, into destination: UnsafeMutablePointer<UInt8>, stride: Int, rows: Int,
                        pitch: Int = 16, streaming: Bool = false) {
         var x = 0
-        if streaming, width >= 64, (Int(bitPattern: destination) | stride) & 63 == 0 {
-            withUnsafeTemporaryAllocation(byteCount: 16 * 64, alignment: 64) { buffer in
-                let tile = buffer.baseAddress!
+        if streaming, LineStream.fits(destination, stride: stride, width: width) {
+            LineStream.withTile { tile in
                 while x + 64 <= width {
                     for j in 0..<4 {
                         var block = load { UnsafeRawPointer(turned + (x + 16 * j + $0) * pitch) }
                         transpose(&block)
                         store(block, count: rows) { tile + $0 * 64 + 16 * j }
                     }
-                    for r in 0..<rows { lf_stream_line(destination + r * stride + x, tile + r * 64) }
+                    LineStream.write(tile, rows: rows) { destination + $0 * stride + x }
                     x += 64
                 }
             }

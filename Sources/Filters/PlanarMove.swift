@@ -52,7 +52,7 @@ enum PlaneKernel {
             }
             return
         }
-        // Transposes: 8×8 blocks, each read as eight 8-byte words and transposed in registers.
+        // Transposes: 16×16 blocks turned in registers (`transposeBlocks`).
         if abs(dv) == 1 {
             transposeBlocks(src, du: du, dv: dv, into: dst, stride: stride, width: width, rows: rows, streaming: streaming)
             return
@@ -93,14 +93,14 @@ extension PlaneKernel {
         // Whole 64-byte destination lines are streamed when asked and the rows are line-aligned;
         // the columns past the last whole line (and every column otherwise) go through the cache.
         var streamed = 0
-        if streaming, width >= 64, (Int(bitPattern: dst) | stride) & 63 == 0 {
+        if streaming, LineStream.fits(dst, stride: stride, width: width) {
             streamed = width & ~63
             if dv == 1 {
                 streamStrips(src, du: du, reversed: false, into: dst, stride: stride, columns: streamed, rows: rows)
             } else {
                 streamStrips(src, du: du, reversed: true, into: dst, stride: stride, columns: streamed, rows: rows)
             }
-            lf_store_fence()
+            LineStream.finish()
         }
         guard streamed < width else { return }
         if dv == 1 {
@@ -111,12 +111,11 @@ extension PlaneKernel {
     }
 
     /// Destination columns 0..<columns (a multiple of 64, on line-aligned rows) in strips of 64:
-    /// four 16×16 blocks, one above the other in the source, fill a 16-row × 64-byte tile in L1,
-    /// whose rows go out as whole cache lines with non-temporal stores. The output picture comes
-    /// from the pool out of this core's caches, and writing it 16 bytes a line made each line be
-    /// read first: with the stores kept in cache a 1080p quarter turn in the pipeline took
-    /// 0.58–0.61 ms, and 0.44–0.52 streamed (`perf`, alternating runs; writing nothing at all,
-    /// 0.31–0.36). Copying the tile's lines with ordinary stores took 0.83–0.86. The source is
+    /// four 16×16 blocks, one above the other in the source, fill 16 rows of a tile in L1, whose
+    /// rows go out as whole cache lines (`LineStream`). With the stores kept in cache, a 1080p
+    /// quarter turn in the pipeline took 0.58–0.61 ms, and 0.44–0.52 streamed (`perf`, alternating
+    /// runs; writing nothing at all, 0.31–0.36). Copying the tile's lines with ordinary stores
+    /// took 0.83–0.86. The source is
     /// prefetched `ahead` bytes along the strip (the next strip's start near its end), a quarter
     /// of its 64 rows per block column (256–384 measured best, 1536 worst).
     @inline(__always)
@@ -124,8 +123,7 @@ extension PlaneKernel {
                                      into dst: UnsafeMutablePointer<UInt8>, stride: Int, columns: Int, rows: Range<Int>) {
         let lastRow = rows.upperBound - 16
         let ahead = 384
-        withUnsafeTemporaryAllocation(byteCount: 16 * 64, alignment: 64) { buffer in
-            let tile = buffer.baseAddress!
+        LineStream.withTile { tile in
             var u = 0
             var step = 0
             while u < columns {
@@ -148,7 +146,7 @@ extension PlaneKernel {
                         BandTranspose.transpose(&b)
                         BandTranspose.store(b) { tile + $0 * 64 + 16 * j }
                     }
-                    for r in 0..<16 { lf_stream_line(dst + (v + r) * stride + u, tile + r * 64) }
+                    LineStream.write(tile, rows: 16) { dst + (v + $0) * stride + u }
                     v0 += 16
                 }
                 u += 64

@@ -511,7 +511,7 @@ final class PlaneScaler: StreamingPlaneRenderer {
                     }
                 }
             }
-            if streaming { lf_store_fence() }
+            if streaming { LineStream.finish() }
         }
     }
 

@@ -64,8 +64,7 @@ public final class FrameToRGB {
         precondition(image.size == outputSize)
         let f = frame.pointer.pointee
         let frameMatrix = f.colorspace == AVCOL_SPC_UNSPECIFIED ? color.avMatrix : f.colorspace
-        let fullRange = f.color_range == AVCOL_RANGE_JPEG || (f.color_range == AVCOL_RANGE_UNSPECIFIED && color.range == .full)
-            || PixelFormat(AVPixelFormat(rawValue: f.format)).isFullRangeByDefault
+        let fullRange = frame.sampleRange(stream: color.range) == .full
         // libswscale's 4:2:0 → RGB replicates each chroma sample over its 2×2 block (fast, 0.6 ms at
         // 1080p); RGBToFrame's box means undo exactly that, so chroma survives the round trip.
         let key = (FrameSize(width: Int(f.width), height: Int(f.height)), f.format)
@@ -209,15 +208,12 @@ public final class PlanarFrameFilter {
     /// Whether `frame` is a 4:2:0 picture of the expected size and range (a stream can change mid-way).
     public func accepts(_ frame: Frame) -> Bool { Self.accepts(frame, size: inputSize, range: inputRange) }
 
-    /// Whether `frame` is an 8-bit 4:2:0 picture of `size` whose samples are in `range`: yuvj420p
-    /// is full range, yuv420p is what its tag says, and an untagged one is taken to be in `range`
-    /// (the stream's, as the RGB path's converter takes it).
+    /// Whether `frame` is an 8-bit 4:2:0 picture of `size` whose samples are in `range`
+    /// (`sampleRange`, an untagged frame taken to be in the stream's `range`).
     public static func accepts(_ frame: Frame, size: FrameSize, range: ColorRange = .limited) -> Bool {
         let f = frame.pointer.pointee
-        guard Int(f.width) == size.width, Int(f.height) == size.height else { return false }
-        if f.format == AV_PIX_FMT_YUVJ420P.rawValue { return range == .full }
-        guard f.format == AV_PIX_FMT_YUV420P.rawValue else { return false }
-        return f.color_range == AVCOL_RANGE_UNSPECIFIED || (f.color_range == AVCOL_RANGE_JPEG) == (range == .full)
+        return (f.format == AV_PIX_FMT_YUV420P.rawValue || f.format == AV_PIX_FMT_YUVJ420P.rawValue)
+            && Int(f.width) == size.width && Int(f.height) == size.height && frame.sampleRange(stream: range) == range
     }
 
     /// A new frame holding the filtered picture at `time`.
@@ -231,6 +227,14 @@ public final class PlanarFrameFilter {
 }
 
 extension Frame {
+    /// The range of the frame's samples: its tag; untagged, the stream's `stream`; always full for
+    /// the JPEG (`yuvj…`) formats. One rule for the RGB converter and the planar path.
+    public func sampleRange(stream: ColorRange) -> ColorRange {
+        let f = pointer.pointee
+        if PixelFormat(AVPixelFormat(rawValue: f.format)).isFullRangeByDefault || f.color_range == AVCOL_RANGE_JPEG { return .full }
+        return f.color_range == AVCOL_RANGE_UNSPECIFIED ? stream : .limited
+    }
+
     /// The three planes of a yuv420p frame, as a view valid while the frame lives (check the
     /// format first: other layouts are not three 4:2:0 planes).
     public var planarView: PlanarYUV420View {

@@ -96,7 +96,6 @@ final class RenditionConverter {
 final class PlanarPath {
     /// Nil for an empty chain on limited-range pictures: the decoded picture is the chain's.
     let chain: PlanarFrameFilter?
-    private let inputRange: ColorRange
     /// Per rendition, the scale from the chain's picture to its size; nil where it takes the picture as it is.
     private let scalers: [PlanarFrameFilter?]
     private let inputSize: FrameSize
@@ -104,7 +103,7 @@ final class PlanarPath {
     /// Nil when some part cannot run on the planes.
     init?(chain: FilterChain, plan: JobPlan) {
         inputSize = plan.input.video.size
-        inputRange = plan.input.video.decodedRange
+        let inputRange = plan.input.video.decodedRange
         if chain.isEmpty, inputRange == .limited {
             self.chain = nil
         } else {
@@ -133,7 +132,7 @@ final class PlanarPath {
         chain.map { zip($0.renderer.passNames, $0.renderer.passNanoseconds).map(FilterPassTime.init) } ?? []
     }
 
-    func accepts(_ frame: Frame) -> Bool { PlanarFrameFilter.accepts(frame, size: inputSize, range: inputRange) }
+    func accepts(_ frame: Frame) -> Bool { chain?.accepts(frame) ?? PlanarFrameFilter.accepts(frame, size: inputSize) }
 
     /// Each rendition's picture of `frame` at `time`.
     func apply(_ frame: Frame, at time: FrameTime) throws(MediaError) -> [Frame] {

@@ -299,10 +299,10 @@ public struct JobPlan: Sendable {
 }
 
 extension VideoStreamInfo {
-    /// Decoded frames are limited-range 4:2:0, what the encoder takes without conversion.
-    var decodesToLimitedRange420: Bool { pixelFormat == .yuv420p && colorSpace.range == .limited }
     /// Decoded frames are 8-bit 4:2:0 in three planes, in either range (yuvj420p is full).
     var decodesTo420: Bool { pixelFormat == .yuv420p || pixelFormat == .yuvj420p }
     /// The range of the decoded samples.
     var decodedRange: ColorRange { pixelFormat.isFullRangeByDefault ? .full : colorSpace.range }
+    /// Decoded frames are limited-range 4:2:0, what the encoder takes without conversion.
+    var decodesToLimitedRange420: Bool { decodesTo420 && decodedRange == .limited }
 }
