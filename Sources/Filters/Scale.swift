@@ -280,7 +280,28 @@ final class FixedPointAxis: @unchecked Sendable {
     /// The largest `weightError` the plane scaler takes; beyond it the chain stays on RGB.
     static let tolerableWeightError = 0.2
 
-    init(_ axis: ResampleAxis) {
+    /// The taps in pairs, for a multiply-add of byte pairs (AVX2's PMADDUBSW: half the multiplies
+    /// of 16-bit lanes). Tap k goes with tap k + ⌈taps/2⌉ (a large weight with a small one), an odd
+    /// one out with a zero weight on its own row. Output i's pair p reads rows
+    /// `pairIndices[(i·pairCount + p)·2 ..< +2]` with the two weights as the low and high byte of
+    /// `pairWeights[i·pairCount + p]`. `pairCount` is 0 when a weight is outside −128…127 or a
+    /// pair's sum of 255s could pass ±32767 (the instruction saturates there, sixteen-bit lanes
+    /// wrap): then the pairs are not used, and results never depend on which loop ran.
+    private(set) var pairCount: Int
+    let pairIndices: UnsafeMutablePointer<Int32>
+    let pairWeights: UnsafeMutablePointer<Int16>
+
+    /// Whether this build multiplies byte pairs (the Filters module built for AVX2).
+    static var bytePairsAvailable: Bool {
+#if LIVEFILTER_AVX2
+        true
+#else
+        false
+#endif
+    }
+
+    /// `bytePairs` false keeps the pairs unused (`pairCount` 0), to compare the two loops.
+    init(_ axis: ResampleAxis, bytePairs: Bool = true) {
         let taps = axis.taps, count = axis.weights.count
         for shift in stride(from: 8, through: 1, by: -1) {
             let one = 1 << shift
@@ -313,6 +334,8 @@ final class FixedPointAxis: @unchecked Sendable {
                 worst = max(worst, error)
             }
             weightError = worst
+            (pairCount, pairIndices, pairWeights) = Self.pairs(taps: taps, indices: axis.indices, quantised: quantised)
+            if !bytePairs || !Self.bytePairsAvailable { pairCount = 0 }
             return
         }
         preconditionFailure("resampling weights out of 16-bit range")
@@ -321,6 +344,29 @@ final class FixedPointAxis: @unchecked Sendable {
     deinit {
         indices.deallocate()
         weights.deallocate()
+        pairIndices.deallocate()
+        pairWeights.deallocate()
+    }
+
+    /// `pairCount`, `pairIndices` and `pairWeights` for these taps (see `pairCount`).
+    private static func pairs(taps: Int, indices: [Int32], quantised: [Int]) -> (Int, UnsafeMutablePointer<Int32>, UnsafeMutablePointer<Int16>) {
+        let half = (taps + 1) / 2, outputs = quantised.count / max(1, taps)
+        let pairIndices = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, outputs * half * 2))
+        let pairWeights = UnsafeMutablePointer<Int16>.allocate(capacity: max(1, outputs * half))
+        for i in 0..<outputs {
+            let base = i * taps
+            for p in 0..<half {
+                let a = base + p, b = p + half < taps ? base + p + half : a
+                let wa = quantised[a], wb = b == a ? 0 : quantised[b]
+                guard (-128...127).contains(wa), (-128...127).contains(wb),
+                      255 * (max(0, wa) + max(0, wb)) <= Int(Int16.max),
+                      255 * (min(0, wa) + min(0, wb)) >= -Int(Int16.max) else { return (0, pairIndices, pairWeights) }
+                pairIndices[(i * half + p) * 2] = indices[a]
+                pairIndices[(i * half + p) * 2 + 1] = indices[b]
+                pairWeights[i * half + p] = Int16(truncatingIfNeeded: (wa & 0xff) | (wb << 8))
+            }
+        }
+        return (half, pairIndices, pairWeights)
     }
 
     /// The last (largest) source index output `index` reads.
@@ -374,6 +420,80 @@ final class FixedPointAxis: @unchecked Sendable {
             i += 1
         }
     }
+
+#if LIVEFILTER_AVX2
+    /// `resample` with the taps in pairs (`pairCount` > 0): `rows` holds each pair's two rows in
+    /// turn, as `pairIndices` lists them. The same sums as `resample`, so the same bytes.
+    @inline(__always)
+    func resamplePairs(output index: Int, rows: UnsafePointer<UnsafePointer<UInt8>>, width: Int,
+                       into destination: UnsafeMutablePointer<UInt8>, ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) = (nil, nil)) {
+        let w = pairWeights + index &* pairCount
+        var i = 0
+        switch pairCount {
+        case 2: i = pairSteps(InlineArray<4, UnsafePointer<UInt8>> { rows[$0] }, InlineArray<2, SIMD32<Int8>> { pairWeight(w[$0]) },
+                              width: width, into: destination, ahead: ahead)
+        case 3: i = pairSteps(InlineArray<6, UnsafePointer<UInt8>> { rows[$0] }, InlineArray<3, SIMD32<Int8>> { pairWeight(w[$0]) },
+                              width: width, into: destination, ahead: ahead)
+        case 4: i = pairSteps(InlineArray<8, UnsafePointer<UInt8>> { rows[$0] }, InlineArray<4, SIMD32<Int8>> { pairWeight(w[$0]) },
+                              width: width, into: destination, ahead: ahead)
+        default:
+            let rounding = pairRounding
+            while i + 32 <= width {
+                var low = rounding.bias, high = low
+                for p in 0..<pairCount {
+                    let a = UnsafeRawPointer(rows[2 &* p] + i).loadUnaligned(as: SIMD32<UInt8>.self)
+                    let b = UnsafeRawPointer(rows[2 &* p &+ 1] + i).loadUnaligned(as: SIMD32<UInt8>.self)
+                    let weight = pairWeight(w[p])
+                    low &+= lf_pair_sums_low(a, b, weight)
+                    high &+= lf_pair_sums_high(a, b, weight)
+                }
+                UnsafeMutableRawPointer(destination + i).storeBytes(of: roundedPairs(low, high, rounding), as: SIMD32<UInt8>.self)
+                i += 32
+            }
+        }
+        while i < width {
+            var acc = bias
+            for p in 0..<pairCount {
+                let weights = UInt16(bitPattern: w[p])
+                acc &+= UInt16(rows[2 &* p][i]) &* UInt16(bitPattern: Int16(Int8(truncatingIfNeeded: weights)))
+                acc &+= UInt16(rows[2 &* p &+ 1][i]) &* UInt16(bitPattern: Int16(w[p] >> 8))
+            }
+            let v = (acc + (acc >> shift) & 1) >> shift
+            destination[i] = UInt8(min(max(v, floor), floor + 255) - floor)
+            i += 1
+        }
+    }
+
+    /// `resamplePairs`' 32-sample steps for `P` pairs (rows `rows[2p]`, `rows[2p + 1]`).
+    @inline(__always)
+    private func pairSteps<let N: Int, let P: Int>(_ rows: InlineArray<N, UnsafePointer<UInt8>>, _ weight: InlineArray<P, SIMD32<Int8>>,
+                                                   width: Int, into destination: UnsafeMutablePointer<UInt8>,
+                                                   ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?)) -> Int {
+        let rounding = pairRounding
+        var i = 0
+        while i + 32 <= width {
+            if i & 63 == 0 {
+                if let a = ahead.0 { lf_prefetch(a + i) }
+                if let b = ahead.1 { lf_prefetch(b + i) }
+            }
+            var low = rounding.bias, high = low
+            for p in 0..<P {
+                let a = UnsafeRawPointer(rows[2 &* p] + i).loadUnaligned(as: SIMD32<UInt8>.self)
+                let b = UnsafeRawPointer(rows[2 &* p &+ 1] + i).loadUnaligned(as: SIMD32<UInt8>.self)
+                low &+= lf_pair_sums_low(a, b, weight[p])
+                high &+= lf_pair_sums_high(a, b, weight[p])
+            }
+            UnsafeMutableRawPointer(destination + i).storeBytes(of: roundedPairs(low, high, rounding), as: SIMD32<UInt8>.self)
+            i += 32
+        }
+        return i
+    }
+
+    /// What `roundedPairs` takes: the bias the sums start from, the shift and the floor.
+    var pairRounding: (bias: SIMD16<Int16>, shift: SIMD16<UInt16>, floor: SIMD16<UInt16>) {
+        (SIMD16(repeating: Int16(bitPattern: bias)), SIMD16(repeating: shift), SIMD16(repeating: floor))
+    }
+#endif
 
     /// What `roundedBytes` takes: the shift and the floor.
     var rounding: (shift: UInt16, floor: UInt16) { (shift, floor) }
@@ -429,6 +549,27 @@ func roundedBytes(_ acc: SIMD16<UInt16>, _ rounding: (shift: UInt16, floor: UInt
     return saturatedBytes(unsafeBitCast(v &- SIMD16<UInt16>(repeating: rounding.floor), to: SIMD16<Int16>.self))
 }
 
+#if LIVEFILTER_AVX2
+/// A pair's two weights (low byte first), repeated across the vector as PMADDUBSW takes them.
+@_transparent
+func pairWeight(_ weights: Int16) -> SIMD32<Int8> {
+    unsafeBitCast(SIMD16<Int16>(repeating: weights), to: SIMD32<Int8>.self)
+}
+
+/// `roundedBytes` for the interleaved halves of pair sums (`lf_pair_sums_low`, `_high`): 32 bytes
+/// in order.
+@_transparent
+func roundedPairs(_ low: SIMD16<Int16>, _ high: SIMD16<Int16>,
+                  _ rounding: (bias: SIMD16<Int16>, shift: SIMD16<UInt16>, floor: SIMD16<UInt16>)) -> SIMD32<UInt8> {
+    @_transparent func rounded(_ acc: SIMD16<Int16>) -> SIMD16<Int16> {
+        let u = unsafeBitCast(acc, to: SIMD16<UInt16>.self)
+        let v = (u &+ (u &>> rounding.shift) & 1) &>> rounding.shift
+        return unsafeBitCast(v &- rounding.floor, to: SIMD16<Int16>.self)
+    }
+    return lf_pack_pair_sums(rounded(low), rounded(high))
+}
+#endif
+
 /// Resizes one plane in bands of 32 output rows that stay in cache: the band's rows resampled
 /// vertically (source rows weighted into each output row), the band turned on its side (32-byte
 /// rows, one per source column, the band's two halves of 16 rows side by side) so the horizontal
@@ -436,9 +577,9 @@ func roundedBytes(_ acc: SIMD16<UInt16>, _ rounding: (shift: UInt16, floor: UInt
 /// loaded once for two vectors — then turned back into the destination. Nothing between the
 /// passes leaves the core's cache, and bands are independent: one fork per plane.
 /// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
-final class PlaneScaler: StreamingPlaneRenderer {
-    let inputSize: FrameSize
-    let outputSize: FrameSize
+@_spi(Testing) public final class PlaneScaler: StreamingPlaneRenderer {
+    public let inputSize: FrameSize
+    public let outputSize: FrameSize
     var streamsOutput = false
     private let vertical: FixedPointAxis
     private let horizontal: FixedPointAxis
@@ -455,15 +596,16 @@ final class PlaneScaler: StreamingPlaneRenderer {
     }
 
     /// The fixed-point axis for `source` → `destination` samples, nil when it strays too far.
-    private static func axis(_ method: Scale.Method, _ source: Int, _ destination: Int) -> FixedPointAxis? {
-        let axis = FixedPointAxis(ResampleAxis(source: source, destination: destination, method: method))
+    private static func axis(_ method: Scale.Method, _ source: Int, _ destination: Int, bytePairs: Bool = true) -> FixedPointAxis? {
+        let axis = FixedPointAxis(ResampleAxis(source: source, destination: destination, method: method), bytePairs: bytePairs)
         return axis.weightError <= FixedPointAxis.tolerableWeightError ? axis : nil
     }
 
     /// Nil when the resampling is not precise in 16-bit fixed point (`isPrecise`).
-    init?(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount) {
-        guard let vertical = Self.axis(method, inputSize.height, outputSize.height),
-              let horizontal = Self.axis(method, inputSize.width, outputSize.width) else { return nil }
+    /// `bytePairs` false: never multiply byte pairs (tests compare the two).
+    public init?(method: Scale.Method, inputSize: FrameSize, outputSize: FrameSize, workers: Int = Parallel.workerCount, bytePairs: Bool = true) {
+        guard let vertical = Self.axis(method, inputSize.height, outputSize.height, bytePairs: bytePairs),
+              let horizontal = Self.axis(method, inputSize.width, outputSize.width, bytePairs: bytePairs) else { return nil }
         (self.inputSize, self.outputSize, self.workers) = (inputSize, outputSize, workers)
         (self.vertical, self.horizontal) = (vertical, horizontal)
         let n = Self.band
@@ -473,13 +615,19 @@ final class PlaneScaler: StreamingPlaneRenderer {
         }
     }
 
-    func render(_ source: Plane, into destination: Plane) {
+    /// Whether this build can multiply byte pairs at all (`FixedPointAxis.bytePairsAvailable`).
+    public static var bytePairsAvailable: Bool { FixedPointAxis.bytePairsAvailable }
+
+    /// Which passes multiply byte pairs: (vertical, horizontal).
+    public var bytePairs: (vertical: Bool, horizontal: Bool) { (vertical.pairCount > 0, horizontal.pairCount > 0) }
+
+    public func render(_ source: Plane, into destination: Plane) {
         let n = Self.band, groups = (outputSize.height + n - 1) / n
         let vertical = vertical, horizontal = horizontal, scratch = scratch
         let inWidth = inputSize.width, outWidth = outputSize.width, outHeight = outputSize.height, streaming = streamsOutput
         Parallel.forEachBand(of: groups, bands: Parallel.bandCount(for: groups, minimumPerBand: 2, workers: workers)) { worker, range in
             let (rows, turned, scaled) = (scratch[worker].rows.base, scratch[worker].turned.base, scratch[worker].scaled.base)
-            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: vertical.taps) { taps in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<UInt8>.self, capacity: max(vertical.taps, 2 * vertical.pairCount)) { taps in
                 let sourceRows = taps.baseAddress!
                 for group in range {
                     let y0 = group * n, count = min(n, outHeight - y0)
@@ -492,6 +640,16 @@ final class PlaneScaler: StreamingPlaneRenderer {
                         y <= next ? UnsafePointer(source.base + y &* source.stride) : nil
                     }
                     for r in 0..<count {
+#if LIVEFILTER_AVX2
+                        if vertical.pairCount > 0 {
+                            for k in 0..<2 * vertical.pairCount {
+                                sourceRows[k] = UnsafePointer(source.base + Int(vertical.pairIndices[(y0 + r) &* 2 &* vertical.pairCount &+ k]) &* source.stride)
+                            }
+                            vertical.resamplePairs(output: y0 + r, rows: sourceRows, width: inWidth, into: rows + r * inWidth,
+                                                   ahead: (row(current + 1 + 2 * r), row(current + 2 + 2 * r)))
+                            continue
+                        }
+#endif
                         for k in 0..<vertical.taps {
                             sourceRows[k] = UnsafePointer(source.base + Int(vertical.indices[(y0 + r) &* vertical.taps &+ k]) &* source.stride)
                         }
@@ -519,6 +677,24 @@ final class PlaneScaler: StreamingPlaneRenderer {
     /// its taps: two vectors per output. A band of 16 rows or fewer computes its empty second half
     /// too (initialised scratch, never turned back): one band per plane, simpler than a branch.
     static func horizontalPass(_ axis: FixedPointAxis, turned: UnsafePointer<UInt8>, width: Int, into scaled: UnsafeMutablePointer<UInt8>) {
+#if LIVEFILTER_AVX2
+        if axis.pairCount > 0 {
+            let pairs = axis.pairCount, rounding = axis.pairRounding
+            for x in 0..<width {
+                let ix = axis.pairIndices + x &* 2 &* pairs, w = axis.pairWeights + x &* pairs
+                var low = rounding.bias, high = low
+                for p in 0..<pairs {
+                    let a = UnsafeRawPointer(turned + Int(ix[2 &* p]) &<< 5).loadUnaligned(as: SIMD32<UInt8>.self)
+                    let b = UnsafeRawPointer(turned + Int(ix[2 &* p &+ 1]) &<< 5).loadUnaligned(as: SIMD32<UInt8>.self)
+                    let weight = pairWeight(w[p])
+                    low &+= lf_pair_sums_low(a, b, weight)
+                    high &+= lf_pair_sums_high(a, b, weight)
+                }
+                UnsafeMutableRawPointer(scaled + x &<< 5).storeBytes(of: roundedPairs(low, high, rounding), as: SIMD32<UInt8>.self)
+            }
+            return
+        }
+#endif
         let taps = axis.taps, rounding = axis.rounding
         for x in 0..<width {
             let ix = axis.indices + x &* taps, w = axis.weights + x &* taps
