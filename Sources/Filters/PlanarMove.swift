@@ -115,14 +115,15 @@ extension PlaneKernel {
     /// rows go out as whole cache lines (`LineStream`). With the stores kept in cache, a 1080p
     /// quarter turn in the pipeline took 0.58–0.61 ms, and 0.44–0.52 streamed (`perf`, alternating
     /// runs; writing nothing at all, 0.31–0.36). Copying the tile's lines with ordinary stores
-    /// took 0.83–0.86. The source is
-    /// prefetched `ahead` bytes along the strip (the next strip's start near its end), a quarter
-    /// of its 64 rows per block column (256–384 measured best, 1536 worst).
+    /// took 0.83–0.86. The source is prefetched `ahead` bytes along the strip (the next strip's
+    /// start near its end), a quarter of its 64 rows per block column, into L2: 64 rows' lines
+    /// in flight brought into L1 pushed out the lines in use (0.40–0.42 ms into L1 at 384 bytes,
+    /// 0.30–0.32 into L2 at 512; 256–768 all within noise of it into L2).
     @inline(__always)
     private static func streamStrips(_ src: UnsafePointer<UInt8>, du: Int, reversed: Bool,
                                      into dst: UnsafeMutablePointer<UInt8>, stride: Int, columns: Int, rows: Range<Int>) {
         let lastRow = rows.upperBound - 16
-        let ahead = 384
+        let ahead = 512
         LineStream.withTile { tile in
             var u = 0
             var step = 0
@@ -135,7 +136,7 @@ extension PlaneKernel {
                     if pu < columns {
                         let first = (step & 3) &<< 4
                         let base = Int(bitPattern: src) &+ (pu &+ first) &* du &+ (reversed ? -(pv &+ 15) : pv)
-                        for i in 0..<16 { lf_prefetch(UnsafeRawPointer(bitPattern: base &+ i &* du)) }
+                        for i in 0..<16 { lf_prefetch_l2(UnsafeRawPointer(bitPattern: base &+ i &* du)) }
                     }
                     step &+= 1
                     let v = min(v0, lastRow)

@@ -378,7 +378,7 @@ final class FixedPointAxis: @unchecked Sendable {
 
     /// `destination[0..<width]` = output `index`, tap k read from `rows[k] + x`, sixteen samples
     /// a vector (`rows` holds the output's `taps` source rows). `ahead` (up to two rows a later
-    /// output will read) is prefetched along the way, a line per 64 samples.
+    /// output will read) is prefetched into L2 along the way, a line per 64 samples.
     @inline(__always)
     func resample(output index: Int, rows: UnsafePointer<UnsafePointer<UInt8>>, width: Int,
                   into destination: UnsafeMutablePointer<UInt8>, ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?) = (nil, nil)) {
@@ -473,8 +473,8 @@ final class FixedPointAxis: @unchecked Sendable {
         var i = 0
         while i + 32 <= width {
             if i & 63 == 0 {
-                if let a = ahead.0 { lf_prefetch(a + i) }
-                if let b = ahead.1 { lf_prefetch(b + i) }
+                if let a = ahead.0 { lf_prefetch_l2(a + i) }
+                if let b = ahead.1 { lf_prefetch_l2(b + i) }
             }
             var low = rounding.bias, high = low
             for p in 0..<P {
@@ -517,7 +517,7 @@ final class FixedPointAxis: @unchecked Sendable {
     }
 
     /// `resample`'s 32-sample steps: `sums(i)` gives the fixed-point sums of samples i..<i + 16 and
-    /// i + 16..<i + 32, rounded and stored here; `ahead` is prefetched a line per 64 samples.
+    /// i + 16..<i + 32, rounded and stored here; `ahead` is prefetched into L2, a line per 64 samples.
     /// Returns the next sample to do.
     @inline(__always)
     private func steps(width: Int, into destination: UnsafeMutablePointer<UInt8>, ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?),
@@ -526,8 +526,8 @@ final class FixedPointAxis: @unchecked Sendable {
         var i = 0
         while i + 32 <= width {
             if i & 63 == 0 {
-                if let a = ahead.0 { lf_prefetch(a + i) }
-                if let b = ahead.1 { lf_prefetch(b + i) }
+                if let a = ahead.0 { lf_prefetch_l2(a + i) }
+                if let b = ahead.1 { lf_prefetch_l2(b + i) }
             }
             let (acc0, acc1) = sums(i)
             UnsafeMutableRawPointer(destination + i).storeBytes(of: roundedBytes(acc0, rounding), as: SIMD16<UInt8>.self)
