@@ -230,7 +230,9 @@ final class FixedPointAxis: @unchecked Sendable {
 
     /// `resamplePairs`' 32-sample steps: `sums(i)` gives the pair sums of samples i..<i + 32 (the
     /// interleaved halves, `lf_pair_sums_low` and `_high`), rounded and stored here; `ahead` is
-    /// prefetched into L2, a line per 64 samples. Returns the next sample to do.
+    /// prefetched into L2, a line per 64 samples. Returns the next sample to do. (The same loop
+    /// as `steps` but for the rounding: one loop over closures returning 32 rounded bytes made the
+    /// 16-bit path slower, a bilinear scale 0.54–0.60 → 0.61–0.70 ms in the pipeline.)
     @inline(__always)
     private func pairSteps(width: Int, into destination: UnsafeMutablePointer<UInt8>, ahead: (UnsafePointer<UInt8>?, UnsafePointer<UInt8>?),
                            _ sums: (Int) -> (SIMD16<Int16>, SIMD16<Int16>)) -> Int {
@@ -336,6 +338,10 @@ func roundedPairs(_ low: SIMD16<Int16>, _ high: SIMD16<Int16>,
 /// loaded once for two vectors — then turned back into the destination. Nothing between the
 /// passes leaves the core's cache, and bands are independent: one fork per plane.
 /// Between the passes the picture is 8-bit, as libswscale's is 15-bit: half a level of rounding.
+/// Built for AVX2, both passes multiply byte pairs where the axis allows (`FixedPointAxis.pairCount`):
+/// 0.70 → 0.51 ms a 1080p → 720p scale in one process. (Resampling each row along itself instead,
+/// its tap pairs picked out by byte shuffles, took 0.63: the turns cost less than the gathers.)
+/// SPI for tests, which compare the byte-pair and 16-bit loops.
 @_spi(Testing) public final class PlaneScaler: StreamingPlaneRenderer {
     public let inputSize: FrameSize
     public let outputSize: FrameSize
