@@ -97,6 +97,17 @@ public final class RGBToFrame {
         pool = FramePool(size: size, format: AV_PIX_FMT_YUV420P)
     }
 
+    /// `image` grown to at least `size`, its last column and row repeated.
+    static func edgeExtended(_ image: RGBImage, to size: FrameSize) -> RGBImage {
+        let grown = RGBImage(width: max(image.width, size.width), height: max(image.height, size.height))
+        for y in 0..<grown.height {
+            let source = image.row(min(y, image.height - 1)), row = grown.row(y)
+            row.update(from: source, count: image.width * 3)
+            for x in image.width..<grown.width { (row + x * 3).update(from: source + (image.width - 1) * 3, count: 3) }
+        }
+        return grown
+    }
+
     /// The Y′CbCr coefficients for a colour matrix (BT.601 for anything unlisted).
     static func matrix(_ matrix: ColorMatrix) -> YUVMatrix {
         switch matrix {
@@ -106,9 +117,11 @@ public final class RGBToFrame {
         }
     }
 
-    /// A new yuv420p frame holding `image`'s top-left `size` pixels.
+    /// A new yuv420p frame holding `image`'s top-left `size` pixels. A picture narrower or shorter
+    /// than `size` — a chain that makes a side of one pixel, where 4:2:0 takes at least two — has
+    /// its last column and row repeated.
     public func convert(_ image: RGBImage) throws(MediaError) -> Frame {
-        precondition(image.width >= size.width && image.height >= size.height, "RGBToFrame: image \(image.size) smaller than \(size)")
+        let image = image.width >= size.width && image.height >= size.height ? image : Self.edgeExtended(image, to: size)
         let frame = try pool.makeFrame()
         converter.rgbToYUV420(UnsafePointer(image.baseAddress), bytesPerRow: image.bytesPerRow, into: frame.planarView)
         return frame

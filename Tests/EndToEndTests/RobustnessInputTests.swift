@@ -50,6 +50,32 @@ extension EndToEnd {
             #expect(try sandbox.contents() == [kind.rawValue], "nothing but the input")
         }
 
+        /// A chain may make a side of one pixel; 4:2:0 takes at least two, so the encoder gets 2 and
+        /// the picture's last column or row is repeated (this used to stop the run on a precondition).
+        @Test("robustness: a chain that makes a one-pixel side encodes it at 2, the edge repeated",
+              arguments: [("crop 1x1+0+0", 2, 2), ("scale 1x100", 2, 100), ("crop 100x1+5+5", 100, 2),
+                          ("scale 1x1 | blur sigma=2", 2, 2)])
+        func robustnessOnePixelSide(chain: String, width: Int, height: Int) async throws {
+            let sandbox = try Sandbox("robust-one-pixel")
+            defer { sandbox.remove() }
+            let output = sandbox.file("out.mp4")
+            let result = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", output.path, "--quiet", "--no-audio",
+                                                   "--crf", "0", "--chain", chain], timeout: .seconds(60))
+            try LiveFilter.requireSuccess(result)
+            let video = try #require(try await FFprobe.probe(output, countFrames: true).video)
+            #expect(video.width == width && video.height == height, "\(chain): \(String(describing: video.width))x\(String(describing: video.height))")
+            #expect((video.readFrames ?? 0) > 0)
+            // The repeated column or row holds the picture's own samples, not black or junk.
+            let picture = try await RGBPicture.firstFrame(of: output)
+            func pixel(_ x: Int, _ y: Int) -> [Int] { (0..<3).map { Int(picture.pixels[(y * picture.width + x) * 3 + $0]) } }
+            for y in 0..<picture.height {
+                for x in 0..<picture.width {
+                    let twin = pixel(width == 2 ? 0 : x, height == 2 ? 0 : y)
+                    #expect(zip(pixel(x, y), twin).allSatisfy { abs($0 - $1) <= 6 }, "\(chain): (\(x), \(y)) \(pixel(x, y)) against \(twin)")
+                }
+            }
+        }
+
         @Test("robustness: an mp4 cut in the middle of mdat keeps what decodes, warns, exits 0")
         func robustnessCutInMdat() async throws {
             let sandbox = try Sandbox("robust-in")
