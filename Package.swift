@@ -65,7 +65,9 @@ let package = Package(
         .target(name: "HLS"),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
         .target(name: "Filters", dependencies: ["CCPUFeatures", "CFreeType", "CPNG"], swiftSettings: kernelSettings),
-        // One C function, built for the baseline CPU: whether this CPU runs the AVX2 kernels (CPUID).
+        // One C function, built for the baseline CPU: whether this CPU runs the AVX2 kernels (CPUID);
+        // and `static inline` wrappers for what Swift has no spelling for (prefetch hints, streamed
+        // stores, the byte-pair multiply-add), compiled into the kernels that call them.
         .target(name: "CCPUFeatures"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: [
