@@ -286,15 +286,74 @@ public enum HLSDate {
         return f.string(from: date)
     }
 
-    /// Parses an ISO 8601 date-time with a zone (`Z` or `±hh:mm`), with or without fractional seconds.
+    /// Parses an ISO 8601 date-time with a zone: `YYYY-MM-DDThh:mm:ss`, any number of fractional
+    /// digits, then `Z`, `±hh:mm` or `±hhmm`; nil for anything else. Read here, not by
+    /// `ISO8601DateFormatter`: ICU, under it, died on a divide by zero reading a fraction of 40
+    /// digits (a playlist the fuzzer wrote), and a playlist is untrusted input.
     public static func parse(_ text: some StringProtocol) -> Date? {
-        let s = String(text)
-        guard s.contains("T") else { return nil }
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = f.date(from: s) { return d }
-        f.formatOptions = [.withInternetDateTime]
-        return f.date(from: s)
+        var bytes = Array(text.utf8)[...]
+        func number(_ digits: Int) -> Int? {
+            guard bytes.count >= digits else { return nil }
+            var value = 0
+            for _ in 0..<digits {
+                let b = bytes.removeFirst()
+                guard (48...57).contains(b) else { return nil }
+                value = value * 10 + Int(b - 48)
+            }
+            return value
+        }
+        func take(_ characters: String) -> Bool {
+            guard let b = bytes.first, characters.utf8.contains(b) else { return false }
+            bytes.removeFirst()
+            return true
+        }
+        guard let year = number(4), take("-"), let month = number(2), take("-"), let day = number(2), take("Tt"),
+              let hour = number(2), take(":"), let minute = number(2), take(":"), let second = number(2),
+              (1...12).contains(month), (1...daysIn(month, of: year)).contains(day),
+              hour < 24, minute < 60, second <= 60 else { return nil }
+        var fraction = 0.0
+        if take(".") {
+            var scale = 0.1, digits = 0
+            while let b = bytes.first, (48...57).contains(b) {
+                fraction += Double(b - 48) * scale
+                scale /= 10
+                digits += 1
+                bytes.removeFirst()
+            }
+            guard digits > 0 else { return nil }
+        }
+        var offset = 0
+        if !take("Zz") {
+            guard let sign = bytes.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { return nil }
+            bytes.removeFirst()
+            guard let hours = number(2) else { return nil }
+            _ = take(":")
+            guard let minutes = number(2), hours < 24, minutes < 60 else { return nil }
+            offset = (hours * 60 + minutes) * 60 * (sign == UInt8(ascii: "-") ? -1 : 1)
+        }
+        guard bytes.isEmpty else { return nil }
+        let days = daysFromEpoch(year: year, month: month, day: day)
+        let seconds = ((days * 24 + hour) * 60 + minute) * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    /// Days in `month` (1…12) of `year` (Gregorian).
+    static func daysIn(_ month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to the date (proleptic Gregorian; H. Hinnant's days-from-civil).
+    static func daysFromEpoch(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }
 

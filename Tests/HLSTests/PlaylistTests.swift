@@ -158,3 +158,39 @@ struct PlaylistParserTests {
         #expect(CodecStrings.h264ProfileAndLevel("avc1.64001f")! == (100, 0, 31))
     }
 }
+
+/// EXT-X-PROGRAM-DATE-TIME is read by our own parser (a playlist is untrusted, and ICU under
+/// `ISO8601DateFormatter` died on a 40-digit fraction). Foundation's formatter is the oracle for
+/// well-formed dates.
+struct HLSDateTests {
+    @Test(arguments: ["2024-05-01T12:00:00.250Z", "2024-05-01T12:00:00Z", "2010-02-19T14:54:23.031+08:00",
+                      "2010-02-19T14:54:23.031-05:30", "2000-02-29T23:59:59.999Z", "1969-12-31T23:59:59.5Z",
+                      "2100-03-01T00:00:00+00:00", "2024-12-31T23:59:59.123456Z"])
+    func wellFormedDatesMatchFoundation(_ text: String) throws {
+        let oracle = ISO8601DateFormatter()
+        oracle.formatOptions = text.contains(".") ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+        let expected = try #require(oracle.date(from: text))
+        let parsed = try #require(HLSDate.parse(text))
+        #expect(abs(parsed.timeIntervalSince(expected)) < 0.001, "\(text): \(parsed) against \(expected)")
+    }
+
+    @Test func compactOffsetsAndLongFractions() throws {
+        let compact = try #require(HLSDate.parse("2010-02-19T14:54:23.031+0800"))
+        #expect(compact == HLSDate.parse("2010-02-19T14:54:23.031+08:00"))
+        // The fuzzer's playlist: 37 fractional digits.
+        let long = try #require(HLSDate.parse("2024-01-01T00:00:00.0003333333333333333333333333333333333332Z"))
+        #expect(abs(long.timeIntervalSince1970 - 1_704_067_200.000333) < 1e-6)
+    }
+
+    @Test(arguments: ["", "2024-05-01", "2024-05-01T12:00:00", "2024-13-01T12:00:00Z", "2023-02-29T12:00:00Z",
+                      "2024-05-01T24:00:00Z", "2024-05-01T12:60:00Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00Zjunk",
+                      "2024-05-01T12:00:00+25:00", "２０２４-05-01T12:00:00Z", "2024-05-01 12:00:00Z"])
+    func malformedDatesAreNil(_ text: String) {
+        #expect(HLSDate.parse(text) == nil, "\(text)")
+    }
+
+    @Test func formatReadsBack() throws {
+        let date = Date(timeIntervalSince1970: 1_714_564_800.25)
+        #expect(HLSDate.parse(HLSDate.format(date)) == date)
+    }
+}
