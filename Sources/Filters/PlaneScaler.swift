@@ -188,11 +188,7 @@ final class FixedPointAxis: @unchecked Sendable {
             i = pairSteps(width: width, into: destination, ahead: ahead) { i in
                 var low = bias, high = bias
                 for p in 0..<pairs {
-                    let a = UnsafeRawPointer(rows[2 &* p] + i).loadUnaligned(as: SIMD32<UInt8>.self)
-                    let b = UnsafeRawPointer(rows[2 &* p &+ 1] + i).loadUnaligned(as: SIMD32<UInt8>.self)
-                    let weight = pairWeight(w[p])
-                    low &+= lf_pair_sums_low(a, b, weight)
-                    high &+= lf_pair_sums_high(a, b, weight)
+                    addPairSums(&low, &high, UnsafeRawPointer(rows[2 &* p] + i), UnsafeRawPointer(rows[2 &* p &+ 1] + i), pairWeight(w[p]))
                 }
                 return (low, high)
             }
@@ -219,10 +215,7 @@ final class FixedPointAxis: @unchecked Sendable {
         return pairSteps(width: width, into: destination, ahead: ahead) { i in
             var low = bias, high = bias
             for p in 0..<P {
-                let a = UnsafeRawPointer(rows[2 &* p] + i).loadUnaligned(as: SIMD32<UInt8>.self)
-                let b = UnsafeRawPointer(rows[2 &* p &+ 1] + i).loadUnaligned(as: SIMD32<UInt8>.self)
-                low &+= lf_pair_sums_low(a, b, weight[p])
-                high &+= lf_pair_sums_high(a, b, weight[p])
+                addPairSums(&low, &high, UnsafeRawPointer(rows[2 &* p] + i), UnsafeRawPointer(rows[2 &* p &+ 1] + i), weight[p])
             }
             return (low, high)
         }
@@ -315,6 +308,16 @@ func roundedBytes(_ acc: SIMD16<UInt16>, _ rounding: (shift: UInt16, floor: UInt
 @_transparent
 func pairWeight(_ weights: Int16) -> SIMD32<Int8> {
     unsafeBitCast(SIMD16<Int16>(repeating: weights), to: SIMD32<Int8>.self)
+}
+
+/// One pair of taps added to the sums of 32 outputs: the 32 samples at `a` and at `b` (unaligned),
+/// weighted by `weight` (`pairWeight`), into `low` and `high` (`lf_pair_sums_low`, `_high`).
+@_transparent
+func addPairSums(_ low: inout SIMD16<Int16>, _ high: inout SIMD16<Int16>, _ a: UnsafeRawPointer, _ b: UnsafeRawPointer,
+                 _ weight: SIMD32<Int8>) {
+    let x = a.loadUnaligned(as: SIMD32<UInt8>.self), y = b.loadUnaligned(as: SIMD32<UInt8>.self)
+    low &+= lf_pair_sums_low(x, y, weight)
+    high &+= lf_pair_sums_high(x, y, weight)
 }
 
 /// `roundedBytes` for the interleaved halves of pair sums (`lf_pair_sums_low`, `_high`): 32 bytes
@@ -449,11 +452,8 @@ func roundedPairs(_ low: SIMD16<Int16>, _ high: SIMD16<Int16>,
                 let ix = axis.pairIndices + x &* 2 &* pairs, w = axis.pairWeights + x &* pairs
                 var low = rounding.bias, high = low
                 for p in 0..<pairs {
-                    let a = UnsafeRawPointer(turned + Int(ix[2 &* p]) &<< 5).loadUnaligned(as: SIMD32<UInt8>.self)
-                    let b = UnsafeRawPointer(turned + Int(ix[2 &* p &+ 1]) &<< 5).loadUnaligned(as: SIMD32<UInt8>.self)
-                    let weight = pairWeight(w[p])
-                    low &+= lf_pair_sums_low(a, b, weight)
-                    high &+= lf_pair_sums_high(a, b, weight)
+                    addPairSums(&low, &high, UnsafeRawPointer(turned + Int(ix[2 &* p]) &<< 5),
+                                UnsafeRawPointer(turned + Int(ix[2 &* p &+ 1]) &<< 5), pairWeight(w[p]))
                 }
                 UnsafeMutableRawPointer(scaled + x &<< 5).storeBytes(of: roundedPairs(low, high, rounding), as: SIMD32<UInt8>.self)
             }
