@@ -13,6 +13,8 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
     case conflict(filter: String, message: String)
     /// A `"` with no closing one.
     case unterminatedQuote
+    /// A NUL (U+0000) in the chain: number parsing stops at one, so `1\0junk` would read as 1.
+    case nulCharacter
     /// An error on a line of a chain file (1-based).
     indirect case onLine(Int, ChainSyntaxError)
 
@@ -28,6 +30,7 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
         case let .missingParameter(_, key, _): key
         case let .conflict(filter, _): filter
         case .unterminatedQuote: "\""
+        case .nulCharacter: "NUL"
         case let .onLine(_, error): error.token
         }
     }
@@ -52,6 +55,8 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
             "\(filter): \(message)"
         case .unterminatedQuote:
             "a quote (\") is not closed: write text as \"…\" with \\\" for a quote inside"
+        case .nulCharacter:
+            "the chain holds a NUL character (U+0000): remove it"
         case let .onLine(line, error):
             "line \(line): \(error)"
         }

@@ -28,6 +28,9 @@ struct ChainToken: Sendable {
 enum ChainTokenizer {
     /// The filters of `text`, each as its words.
     static func filters(_ text: String) throws(ChainSyntaxError) -> [[ChainToken]] {
+        // Swift's `Double(_:)` reads a C string and stops at a NUL, so a value `1\0"` read as 1
+        // and was printed back unquoted (FuzzChainGrammar found it): no NUL is ever meaningful here.
+        guard !text.unicodeScalars.contains("\0") else { throw .nulCharacter }
         var filters: [[ChainToken]] = [[]]
         var current = String.UnicodeScalarView(), equals: String.Index?
         var inWord = false, quoted = false, escaped = false

@@ -84,3 +84,11 @@ import Testing
         }
     }
 }
+
+/// A NUL in a chain is refused: `Double(_:)` stops reading at one, so `y=1"\0\""` read as 1 and
+/// printed back unquoted (FuzzChainGrammar's find, 2026-11-26).
+@Test func chainsWithANulAreRefused() {
+    #expect(throws: ChainSyntaxError.nulCharacter) { try FilterChain(parsing: "text \"\"\0 y=1\"\0\\\"\"") }
+    #expect(throws: ChainSyntaxError.nulCharacter) { try FilterChain(parsing: "blur sigma=6\0") }
+    #expect((try? FilterChain(parsing: "text \"a\\tb\" y=1")) != nil)
+}
