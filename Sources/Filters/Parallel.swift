@@ -24,6 +24,16 @@ public enum Parallel {
         set { configuredWorkers.store(max(0, newValue), ordering: .relaxed) }
     }
 
+    /// The most bands a split may use in `withBands(atMost:_:)` on this thread or task; nil: no limit.
+    @TaskLocal static var bandLimit: Int?
+
+    /// Runs `body` with every split inside it cut into at most `limit` bands (1: all on the calling
+    /// thread). A split costs CPU (waking workers, then joining them) and gains wall time only on
+    /// idle cores, so a pipeline stage that keeps up with ease runs its passes on its own thread.
+    public static func withBands<R>(atMost limit: Int, _ body: () throws -> R) rethrows -> R {
+        try $bandLimit.withValue(max(1, limit), operation: body)
+    }
+
     /// The number of bands to cut `work` items into so each band has at least `minimumPerBand`.
     static func bandCount(for work: Int, minimumPerBand: Int = 1, workers: Int = Parallel.workerCount) -> Int {
         max(1, min(workers, work / max(1, minimumPerBand)))
@@ -32,9 +42,10 @@ public enum Parallel {
     /// Calls `body(band, range)` for `bands` disjoint, contiguous ranges covering `0..<count`,
     /// concurrently when `bands > 1`. Bands are numbered 0..<bands so callers can give each its
     /// own scratch memory.
-    static func forEachBand(of count: Int, bands: Int, _ body: @Sendable (Int, Range<Int>) -> Void) {
+    @_spi(Testing) public static func forEachBand(of count: Int, bands: Int, _ body: @Sendable (Int, Range<Int>) -> Void) {
         guard count > 0 else { return }
-        let bands = max(1, min(bands, count))
+        // Fewer bands than a renderer asked for is always safe: band numbers stay below its count.
+        let bands = max(1, min(bands, count, bandLimit ?? .max))
         if bands == 1 {
             body(0, 0..<count)
             return

@@ -178,6 +178,9 @@ final class FilterStage: @unchecked Sendable {
     private let control: ChainControl?
     private let changes = Mutex<[ChainControl.Applied]>([])
     private let log: Logger
+    /// Whether this picture's passes may split across cores, and the work it is decided from.
+    private var bands = BandPolicy()
+    private var workNanoseconds: UInt64 = 0
 
     init(plan: JobPlan, outputs: [EncodeStage], timeBase: Rational, control: ChainControl? = nil,
          log: Logger = Logger(label: "livefilter.pipeline"), timing: TimingRecorder) throws(MediaError) {
@@ -217,20 +220,36 @@ final class FilterStage: @unchecked Sendable {
             for output in outputs { output.input.finish() }
         }
         while let item = try work.receive() {
-            switch item {
-            case let .show(frame, pts, duration, keyframe):
-                takeChainChange(at: pts)
-                try show(frame, pts: pts, duration: duration, keyframe: keyframe)
-            case let .repeatLast(pts, duration):
-                let changed = takeChainChange(at: pts)
-                if let frame = lastFrame, changed || chainVaries {
-                    // The same input picture, filtered again: by the new chain, or at this tick's time.
-                    try show(frame, pts: pts, duration: duration, keyframe: false, reconvert: changed)
-                    continue
-                }
-                for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
-            }
+            try Parallel.withBands(atMost: bands.bands) { try take(item) }
+            let before = bands.bands
+            bands.record(busyNanoseconds: workNanoseconds, finishedAt: DispatchTime.now().uptimeNanoseconds)
+            workNanoseconds = 0
+            if bands.bands != before { log.debug("filter passes now split into at most \(bands.bands) bands") }
         }
+    }
+
+    private func take(_ item: FilterWork) throws {
+        switch item {
+        case let .show(frame, pts, duration, keyframe):
+            takeChainChange(at: pts)
+            try show(frame, pts: pts, duration: duration, keyframe: keyframe)
+        case let .repeatLast(pts, duration):
+            let changed = takeChainChange(at: pts)
+            if let frame = lastFrame, changed || chainVaries {
+                // The same input picture, filtered again: by the new chain, or at this tick's time.
+                try show(frame, pts: pts, duration: duration, keyframe: false, reconvert: changed)
+                return
+            }
+            for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
+        }
+    }
+
+    /// Runs `body` as the stage's work on this picture (not its waits on the encoders): the time
+    /// `BandPolicy` decides from.
+    private func working<R>(_ body: () throws -> R) rethrows -> R {
+        let start = DispatchTime.now().uptimeNanoseconds
+        defer { workNanoseconds += DispatchTime.now().uptimeNanoseconds - start }
+        return try body()
     }
 
     /// Whether the chain as run changes with time alone: then a repeated tick is filtered again.
@@ -271,7 +290,7 @@ final class FilterStage: @unchecked Sendable {
         }
         if path == .planar, let planar, planar.accepts(frame) {
             let time = frameTime(of: frame, pts: pts)
-            let pictures = try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame, at: time) }
+            let pictures = try working { try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame, at: time) } }
             let count = planarFrames.add(1, ordering: .relaxed).newValue
             if count % 8 == 1 { publishedPasses.withLock { $0 = planar.passes } }
             for (output, picture) in zip(outputs, pictures) {
@@ -286,11 +305,11 @@ final class FilterStage: @unchecked Sendable {
         if rgb == nil { rgb = try makeRGB(chain) }
         guard let (filter, converters) = rgb else { return }
         let time = frameTime(of: frame, pts: pts)
-        let image = try filter.filter(frame, at: time, convert: convert)
+        let image = try working { try filter.filter(frame, at: time, convert: convert) }
         let count = filtered.add(1, ordering: .relaxed).newValue
         if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
         for (output, converter) in zip(outputs, converters) {
-            let converted = try converter.convert(image)
+            let converted = try working { try converter.convert(image) }
             try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration, keyframe: keyframe))
         }
     }
