@@ -127,8 +127,11 @@ enum BandTranspose {
 /// same four rounds turn both blocks with half the instructions of two `Block`s, and row j comes
 /// out as (A's column j, B's column j): 32 contiguous bytes when B sits beside A in the output.
 /// Used where it measured faster: the scaler's `turnBand` (a 1080p scale 0.76 → 0.73 ms in one
-/// process). A quarter turn with pairs was slower in the pipeline (0.46 → 0.53 ms, `perf`), and
-/// an `unturn` with pairs, whose halves go to different rows, compiled to blends (0.94 ms).
+/// process) and a quarter turn's streamed strips, whose pairs fill 32 bytes of a tile row (0.34–0.41
+/// → 0.29–0.38 ms in the pipeline, `perf`). A quarter turn storing pairs straight into the
+/// destination's rows was slower (0.46 → 0.53 ms), and an `unturn` with pairs, whose halves go to
+/// different rows, compiled to blends (0.94 ms). The reverse works on each half as a `SIMD16`: a
+/// loop over the 32 lanes compiled lane by lane (a 1080p quarter turn 1.6 ms).
 extension BandTranspose {
     typealias Pair = (SIMD32<UInt8>, SIMD32<UInt8>, SIMD32<UInt8>, SIMD32<UInt8>,
                       SIMD32<UInt8>, SIMD32<UInt8>, SIMD32<UInt8>, SIMD32<UInt8>,
@@ -149,6 +152,18 @@ extension BandTranspose {
         @inline(__always) func put(_ i: Int, _ v: SIMD32<UInt8>) { row(i).storeBytes(of: v, as: SIMD32<UInt8>.self) }
         put(0, r.0); put(1, r.1); put(2, r.2); put(3, r.3); put(4, r.4); put(5, r.5); put(6, r.6); put(7, r.7)
         put(8, r.8); put(9, r.9); put(10, r.10); put(11, r.11); put(12, r.12); put(13, r.13); put(14, r.14); put(15, r.15)
+    }
+
+    /// Each row's halves, each in reverse order.
+    @inline(__always) static func reverse(_ r: inout Pair) {
+        @inline(__always) func half(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> {
+            var out = SIMD16<UInt8>()
+            for j in 0..<16 { out[j] = v[15 - j] }
+            return out
+        }
+        @inline(__always) func reversed(_ v: SIMD32<UInt8>) -> SIMD32<UInt8> { SIMD32(lowHalf: half(v.lowHalf), highHalf: half(v.highHalf)) }
+        r = (reversed(r.0), reversed(r.1), reversed(r.2), reversed(r.3), reversed(r.4), reversed(r.5), reversed(r.6), reversed(r.7),
+             reversed(r.8), reversed(r.9), reversed(r.10), reversed(r.11), reversed(r.12), reversed(r.13), reversed(r.14), reversed(r.15))
     }
 
     /// Within each 128-bit half: the low halves of `a` and `b` interleaved, and their high halves.
