@@ -208,24 +208,82 @@ private extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
 
-/// IMF-fixdate (RFC 9110 §5.6.7), and the two obsolete forms clients may still send.
-enum HTTPDate {
-    private static func formatter(_ format: String) -> DateFormatter {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        f.dateFormat = format
-        return f
+/// HTTP dates (RFC 9110 §5.6.7) in both directions, by hand and the C library's UTC calls rather
+/// than `DateFormatter`: a client's If-Modified-Since is untrusted input (ICU, under Foundation's
+/// formatters, died on a hostile date in a playlist: `HLSDate`), and three formatters made for
+/// every conditional request cost more than the parse.
+@_spi(Testing) public enum HTTPDate {
+    static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+    static let longWeekdays = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+    static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, of whole seconds since 1970 (UTC).
+    public static func format(_ seconds: Double) -> String {
+        var time = time_t(seconds.rounded(.down)), t = tm()
+        gmtime_r(&time, &t)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        return "\(weekdays[Int(t.tm_wday)]), \(two(t.tm_mday)) \(months[Int(t.tm_mon)]) \(t.tm_year + 1900) "
+            + "\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)) GMT"
     }
 
-    static func format(_ seconds: Double) -> String {
-        formatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'").string(from: Date(timeIntervalSince1970: seconds))
-    }
-
-    static func parse(_ text: String) -> Double? {
-        for format in ["EEE, dd MMM yyyy HH:mm:ss 'GMT'", "EEEE, dd-MMM-yy HH:mm:ss 'GMT'", "EEE MMM d HH:mm:ss yyyy"] {
-            if let date = formatter(format).date(from: text) { return date.timeIntervalSince1970 }
+    /// Seconds since 1970 of an IMF-fixdate, an RFC 850 date (`Sunday, 06-Nov-94 08:49:37 GMT`; a
+    /// two-digit year more than 50 years ahead is the century before) or an asctime date
+    /// (`Sun Nov  6 08:49:37 1994`); nil for anything else, a day that does not exist included.
+    public static func parse(_ text: String, now: Double = Date().timeIntervalSince1970) -> Double? {
+        var rest = Substring(text)
+        func word(_ choices: [String]) -> Int? {
+            guard let i = choices.firstIndex(where: { rest.hasPrefix($0) }) else { return nil }
+            rest = rest.dropFirst(choices[i].count)
+            return i
         }
-        return nil
+        func literal(_ s: String) -> Bool {
+            guard rest.hasPrefix(s) else { return false }
+            rest = rest.dropFirst(s.count)
+            return true
+        }
+        func digits(_ count: Int, leadingSpace: Bool = false) -> Int? {
+            var value = 0
+            for i in 0..<count {
+                guard let c = rest.first else { return nil }
+                rest = rest.dropFirst()
+                if leadingSpace, i == 0, c == " " { continue }
+                guard let d = c.wholeNumberValue, c.isASCII else { return nil }
+                value = value * 10 + d
+            }
+            return value
+        }
+        func time() -> (Int, Int, Int)? {
+            guard let h = digits(2), literal(":"), let m = digits(2), literal(":"), let s = digits(2) else { return nil }
+            return (h, m, s)
+        }
+        var year: Int, month: Int, day: Int, clock: (Int, Int, Int)
+        if word(longWeekdays) != nil {
+            guard literal(", "), let d = digits(2), literal("-"), let mo = word(months), literal("-"), let yy = digits(2),
+                  literal(" "), let t = time(), literal(" GMT") else { return nil }
+            var current = tm(), seconds = time_t(now)
+            gmtime_r(&seconds, &current)
+            let thisYear = Int(current.tm_year) + 1900
+            year = thisYear / 100 * 100 + yy
+            if year > thisYear + 50 { year -= 100 }
+            (month, day, clock) = (mo + 1, d, t)
+        } else {
+            guard word(weekdays) != nil else { return nil }
+            if literal(", ") {
+                guard let d = digits(2), literal(" "), let mo = word(months), literal(" "), let y = digits(4), literal(" "),
+                      let t = time(), literal(" GMT") else { return nil }
+                (year, month, day, clock) = (y, mo + 1, d, t)
+            } else {
+                guard literal(" "), let mo = word(months), literal(" "), let d = digits(2, leadingSpace: true), literal(" "),
+                      let t = time(), literal(" "), let y = digits(4) else { return nil }
+                (year, month, day, clock) = (y, mo + 1, d, t)
+            }
+        }
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        guard rest.isEmpty, (1...monthDays).contains(day), clock.0 < 24, clock.1 < 60, clock.2 <= 60 else { return nil }
+        var t = tm()
+        (t.tm_year, t.tm_mon, t.tm_mday) = (Int32(year - 1900), Int32(month - 1), Int32(day))
+        (t.tm_hour, t.tm_min, t.tm_sec) = (Int32(clock.0), Int32(clock.1), Int32(clock.2))
+        return Double(timegm(&t))
     }
 }
