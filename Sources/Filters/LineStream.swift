@@ -20,7 +20,12 @@ enum LineStream {
     /// Tile rows 0..<rows (64 bytes apart) to the lines at `line(r)`. (The address as a closure:
     /// helpers that took a base pointer and a stride made a quarter turn 0.21 → 0.24–0.26 ms.)
     @inline(__always) static func write(_ tile: UnsafeRawPointer, rows: Int, to line: (Int) -> UnsafeMutablePointer<UInt8>) {
+#if LIVEFILTER_AVX2
+        // Two 32-byte stores a line: a 1080p quarter turn 0.29–0.30 → 0.28 ms (`perf`, alternating).
+        for r in 0..<rows { lf_stream_line_wide(line(r), tile + r * 64) }
+#else
         for r in 0..<rows { lf_stream_line(line(r), tile + r * 64) }
+#endif
     }
 
     /// Orders the streamed lines before anything the pass does next (another thread takes the frame).

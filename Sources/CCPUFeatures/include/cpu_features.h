@@ -30,6 +30,16 @@ static inline void lf_stream_line(void *destination, const void *source) {
     __builtin_nontemporal_store((lf_a2)s[3], d + 3);
 }
 
+/// `lf_stream_line` in two 32-byte stores, for AVX2 builds; `destination` 32-byte aligned.
+static inline __attribute__((target("avx2"), always_inline)) void lf_stream_line_wide(void *destination, const void *source) {
+    typedef long long lf_v4 __attribute__((vector_size(32), aligned(1)));
+    typedef long long lf_a4 __attribute__((vector_size(32)));
+    const lf_v4 *s = (const lf_v4 *)source;
+    lf_a4 *d = (lf_a4 *)destination;
+    __builtin_nontemporal_store((lf_a4)s[0], d);
+    __builtin_nontemporal_store((lf_a4)s[1], d + 1);
+}
+
 /// Orders the non-temporal stores made before it ahead of every store after it.
 static inline void lf_store_fence(void) {
 #if defined(__x86_64__) || defined(__i386__)
