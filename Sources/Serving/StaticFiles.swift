@@ -278,12 +278,14 @@ private extension Character {
                 (year, month, day, clock) = (y, mo + 1, d, t)
             }
         }
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-        guard rest.isEmpty, (1...monthDays).contains(day), clock.0 < 24, clock.1 < 60, clock.2 <= 60 else { return nil }
+        guard rest.isEmpty, day >= 1, clock.0 < 24, clock.1 < 60, clock.2 <= 60 else { return nil }
         var t = tm()
         (t.tm_year, t.tm_mon, t.tm_mday) = (Int32(year - 1900), Int32(month - 1), Int32(day))
-        (t.tm_hour, t.tm_min, t.tm_sec) = (Int32(clock.0), Int32(clock.1), Int32(clock.2))
-        return Double(timegm(&t))
+        (t.tm_hour, t.tm_min) = (Int32(clock.0), Int32(clock.1))
+        // timegm rolls a day past the month's end into the next month (in `t`): such a day does
+        // not exist. The seconds are added after, so a leap second's 60 rolls nothing.
+        let minute = timegm(&t)
+        guard t.tm_mday == Int32(day) else { return nil }
+        return Double(minute) + Double(clock.2)
     }
 }

@@ -19,6 +19,9 @@ import Testing
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT", now: now) == 784_111_777)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994", now: now) == 784_111_777)
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        // A leap second is the next day's first second; the 30th of a 30-day month holds one too.
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 23:59:60 GMT", now: now) == 784_166_400)
+        #expect(HTTPDate.parse("Wed, 30 Nov 1994 23:59:60 GMT") == 786_240_000)
         // Two-digit years: more than 50 years ahead is the century before.
         #expect(HTTPDate.parse("Saturday, 01-Jan-77 00:00:00 GMT", now: now) == 220_924_800)
         #expect(HTTPDate.parse("Saturday, 01-Jan-50 00:00:00 GMT", now: now) == 2_524_608_000)
