@@ -12,6 +12,17 @@ enum LineStream {
         width >= 64 && (Int(bitPattern: base) | stride) & 63 == 0
     }
 
+    /// How many leading bytes of each row go out as whole lines (a multiple of 64; 0 when the rows
+    /// do not `fit`): the width's whole lines, and its last, partial line too when the rows own
+    /// their padding (a line-aligned stride reaches that line's end) and at least `minimumTail`
+    /// bytes of it are picture — a kernel writing in blocks of that many fills the line's picture
+    /// with one block overlapping the one before, and the rest is padding.
+    static func lines(_ base: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, ownsRowPadding: Bool, minimumTail: Int) -> Int {
+        guard fits(base, stride: stride, width: width) else { return 0 }
+        let whole = width & ~63
+        return ownsRowPadding && width - whole >= minimumTail ? (width + 63) & ~63 : whole
+    }
+
     /// `body` with a tile of 16 rows × 64 bytes, 64-byte aligned.
     @inline(__always) static func withTile(_ body: (UnsafeMutableRawPointer) -> Void) {
         withUnsafeTemporaryAllocation(byteCount: 16 * 64, alignment: 64) { body($0.baseAddress!) }

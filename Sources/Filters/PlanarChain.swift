@@ -9,15 +9,17 @@ import Dispatch
 // chain on decoded media.
 
 /// One 8-bit plane: `width`×`height` samples, rows `stride` bytes apart. A view: it does not own
-/// the memory (an `AVFrame`'s plane or a `PlaneBuffer`).
+/// the memory (an `AVFrame`'s plane or a `PlaneBuffer`). `ownsRowPadding`: a row's bytes past
+/// `width`, up to `stride`, are its own padding, which a pass may overwrite (`PlanarYUV420View`).
 public struct Plane: @unchecked Sendable {
     public var base: UnsafeMutablePointer<UInt8>
     public var width: Int
     public var height: Int
     public var stride: Int
+    public var ownsRowPadding: Bool
 
-    public init(base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
-        (self.base, self.width, self.height, self.stride) = (base, width, height, stride)
+    public init(base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int, ownsRowPadding: Bool = false) {
+        (self.base, self.width, self.height, self.stride, self.ownsRowPadding) = (base, width, height, stride, ownsRowPadding)
     }
 
     public var size: FrameSize { FrameSize(width: width, height: height) }
@@ -97,7 +99,8 @@ final class PlaneBuffer {
         let count = stride * (size.height + 1)
         let raw = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64)
         raw.initializeMemory(as: UInt8.self, repeating: 0, count: count)
-        plane = Plane(base: raw.bindMemory(to: UInt8.self, capacity: count), width: size.width, height: size.height, stride: stride)
+        plane = Plane(base: raw.bindMemory(to: UInt8.self, capacity: count), width: size.width, height: size.height, stride: stride,
+                      ownsRowPadding: true)
     }
 
     deinit { UnsafeMutableRawPointer(plane.base).deallocate() }
@@ -293,9 +296,9 @@ public final class PlanarChainRenderer {
 extension PlanarYUV420View {
     /// Y, Cb, Cr as planes.
     var planes: [Plane] {
-        [Plane(base: y, width: width, height: height, stride: yStride),
-         Plane(base: u, width: chromaWidth, height: chromaHeight, stride: uStride),
-         Plane(base: v, width: chromaWidth, height: chromaHeight, stride: vStride)]
+        [Plane(base: y, width: width, height: height, stride: yStride, ownsRowPadding: ownsRowPadding),
+         Plane(base: u, width: chromaWidth, height: chromaHeight, stride: uStride, ownsRowPadding: ownsRowPadding),
+         Plane(base: v, width: chromaWidth, height: chromaHeight, stride: vStride, ownsRowPadding: ownsRowPadding)]
     }
 }
 
@@ -443,7 +446,7 @@ final class PlaneMoveRenderer: StreamingPlaneRenderer {
 
     func render(_ source: Plane, into destination: Plane) {
         move.apply(source.base, sourceStride: source.stride, size: inputSize, into: destination.base, destinationStride: destination.stride,
-                   streaming: streamsOutput)
+                   streaming: streamsOutput, ownsRowPadding: destination.ownsRowPadding)
     }
 }
 

@@ -249,13 +249,14 @@ extension Frame {
     }
 
     /// The three planes of a yuv420p frame, as a view valid while the frame lives (check the
-    /// format first: other layouts are not three 4:2:0 planes).
+    /// format first: other layouts are not three 4:2:0 planes). A frame's rows own their padding
+    /// up to the line size (FFmpeg's own SIMD writes it too).
     public var planarView: PlanarYUV420View {
         let f = pointer
         return PlanarYUV420View(
             width: Int(f.pointee.width), height: Int(f.pointee.height),
             y: lf_frame_data(f, 0), yStride: Int(lf_frame_linesize(f, 0)),
             u: lf_frame_data(f, 1), uStride: Int(lf_frame_linesize(f, 1)),
-            v: lf_frame_data(f, 2), vStride: Int(lf_frame_linesize(f, 2)))
+            v: lf_frame_data(f, 2), vStride: Int(lf_frame_linesize(f, 2)), ownsRowPadding: true)
     }
 }

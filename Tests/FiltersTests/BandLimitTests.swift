@@ -47,7 +47,8 @@ import Testing
         let source = StreamedOutputTests.Planes(size, pad: 0)
         color.rgbToYUV420(SyntheticImage.natural(width: size.width, height: size.height, seed: 4), into: source.view)
         let renderer = try #require(PlanarChainRenderer(chain: chain, inputSize: size, color: color))
-        let split = StreamedOutputTests.Planes(renderer.outputSize, pad: 0), whole = StreamedOutputTests.Planes(renderer.outputSize, pad: 0)
+        let split = StreamedOutputTests.Planes(renderer.outputSize, pad: 0, ownsRowPadding: true)
+        let whole = StreamedOutputTests.Planes(renderer.outputSize, pad: 0, ownsRowPadding: true)
         renderer.render(source.view, into: split.view)
         Parallel.withBands(atMost: 1) { renderer.render(source.view, into: whole.view) }
         #expect(split.bytes() == whole.bytes())
