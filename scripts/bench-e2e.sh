@@ -10,6 +10,8 @@
 #
 # 1. Filter tax: CPU per frame between decoder and encoder, from null outputs (`-o null` and
 #    `-f null -`): CPU of the run with the chain minus CPU of the same run without it, per frame.
+#    Each is the least of RUNS runs; the "(noise)" row shows how far the least no-chain run sits
+#    below the median one, and a warning marks a clip whose runs another tenant's load spread.
 # 2. Files end to end: the natural clip through the standard chain at x264 veryfast and medium,
 #    and the noisy clip (plain transcode, standard chain, blur σ 30) at medium: wall, CPU, peak RSS.
 #
@@ -96,6 +98,15 @@ if [[ " $PARTS " == *" tax "* ]]; then
         done
         printf "%-8s %-20s %12.2f %12.2f            (CPU ms per frame of the null run itself: decode, and for livefilter the tick clock)\n" \
             "$clip" "(no chain)" "$(echo "$(cpumin "tax-$clip-lf-none") * 1000 / $n" | bc -l)" "$(echo "$(cpumin "tax-$clip-ff-none") * 1000 / $n" | bc -l)"
+        # How far the least no-chain run may sit from a typical one: a tax is a difference of two
+        # least runs, so another tenant's load that slows most runs of one of them moves it by this.
+        ln=$(echo "($(cpu "tax-$clip-lf-none") - $(cpumin "tax-$clip-lf-none")) * 1000 / $n" | bc -l)
+        fn=$(echo "($(cpu "tax-$clip-ff-none") - $(cpumin "tax-$clip-ff-none")) * 1000 / $n" | bc -l)
+        printf "%-8s %-20s %12.2f %12.2f            (noise: median minus least of the no-chain runs)\n" "$clip" "(noise)" "$ln" "$fn"
+        if (( $(echo "$ln > 0.3 || $fn > 0.3" | bc -l) )); then
+            printf "%-8s warning: the no-chain runs spread by more than 0.3 ms a frame (another tenant's load): taxes\n" "$clip"
+            printf "%-8s of that size are within noise here; rerun when the machine is quiet (load above and below)\n" ""
+        fi
     done
     echo "(ratio = livefilter's tax / ffmpeg's; < 1 means livefilter's filtering costs less; target <= 0.5)"
 fi
