@@ -30,8 +30,8 @@ public enum YUVRange: String, CaseIterable, Sendable {
 /// for example); the caller keeps it alive and unshared while a conversion runs.
 ///
 /// `ownsRowPadding`: the bytes of each row past the picture, up to the stride, are the row's own
-/// padding (an `AVFrame`'s planes), which a pass may overwrite: the planar chain's output pass then
-/// writes a row's last cache line whole. False for a view into a larger picture.
+/// padding (an `AVFrame`'s planes), which a pass may overwrite: a quarter turn writing the planar
+/// chain's output then writes a row's last cache line whole. False for a view into a larger picture.
 public struct PlanarYUV420View: @unchecked Sendable {
     public var width: Int
     public var height: Int
