@@ -142,9 +142,8 @@ public final class PlanarChainRenderer {
     /// `inputRange` .full: the source's samples are full range (yuvj420p); a first pass writes them
     /// as limited range (`RangeToLimited`), which the chain's filters and the output are in.
     public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter, inputRange: YUVRange = .limited) {
-        // An empty chain on full-range pictures is the range pass alone.
-        let rangeOnly = chain.isEmpty && inputRange == .full && inputSize.width % 2 == 0 && inputSize.height % 2 == 0
-        guard var passes = rangeOnly ? [] : Self.passes(of: chain, inputSize: inputSize) else { return nil }
+        guard var passes = Self.isRangeOnly(chain, inputSize: inputSize, inputRange: inputRange)
+            ? [] : Self.passes(of: chain, inputSize: inputSize) else { return nil }
         if inputRange == .full {
             passes.insert(Pass(filter: RangeToLimited(), name: "range", outputSize: inputSize), at: 0)
         } else if let first = passes.first, first.filter.drawsInPlace {
@@ -191,7 +190,8 @@ public final class PlanarChainRenderer {
     }
 
     /// Whether `chain` can run on the planes of `inputSize` pictures (no allocation).
-    public static func supports(_ chain: FilterChain, inputSize: FrameSize) -> Bool {
+    public static func supports(_ chain: FilterChain, inputSize: FrameSize, inputRange: YUVRange = .limited) -> Bool {
+        if isRangeOnly(chain, inputSize: inputSize, inputRange: inputRange) { return true }
         guard let passes = passes(of: chain, inputSize: inputSize) else { return false }
         var size = inputSize
         for pass in passes {
@@ -199,6 +199,11 @@ public final class PlanarChainRenderer {
             size = pass.outputSize
         }
         return true
+    }
+
+    /// An empty chain on full-range pictures is the range pass alone.
+    private static func isRangeOnly(_ chain: FilterChain, inputSize: FrameSize, inputRange: YUVRange) -> Bool {
+        chain.isEmpty && inputRange == .full && inputSize.width % 2 == 0 && inputSize.height % 2 == 0
     }
 
     private struct Pass {

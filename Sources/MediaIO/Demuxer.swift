@@ -71,8 +71,11 @@ public final class Demuxer {
     public let url: String
     public let video: VideoStreamInfo
     public let audio: AudioStreamInfo?
-    /// Container start time in seconds (MPEG-TS and HLS start near 1.4 s), or 0.
+    /// Container start time in seconds (MPEG-TS and HLS start near 1.4 s), or 0. For display:
+    /// timestamps are made relative with `start(inTimeBase:)`, which is exact.
     public let startTime: Double
+    /// The container's start in FFmpeg's microseconds (`AVFormatContext.start_time`), 0 when unknown.
+    private let startMicroseconds: Int64
     /// Container duration in seconds, if known.
     public let duration: Double?
     public let formatName: String
@@ -81,6 +84,13 @@ public final class Demuxer {
     public let chosenVariant: VariantInfo?
     /// Whether the input is a live stream (an HLS playlist without an end).
     public var isLive: Bool { formatName == "hls" && duration == nil }
+
+    /// The container's start in `timeBase` units, rounded to the nearest (FFmpeg's `av_rescale_q`,
+    /// integer arithmetic): every stage that makes timestamps relative uses this one value.
+    public func start(inTimeBase timeBase: Rational) -> Int64 {
+        av_rescale_q(startMicroseconds, AVRational(num: 1, den: AV_TIME_BASE),
+                     AVRational(num: Int32(timeBase.numerator), den: Int32(timeBase.denominator)))
+    }
     /// The picture-size limit decoders enforce.
     public let maxPixels: Int
     /// Non-zero makes every blocking FFmpeg read return AVERROR_EXIT.
@@ -179,7 +189,8 @@ public final class Demuxer {
 
         formatName = String(cString: opened.pointee.iformat.pointee.name)
         let start = opened.pointee.start_time
-        startTime = start != lf_nopts_value() ? Double(start) / Double(AV_TIME_BASE) : 0
+        startMicroseconds = start != lf_nopts_value() ? start : 0
+        startTime = Double(startMicroseconds) / Double(AV_TIME_BASE)
         let d = opened.pointee.duration
         duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
         // A live input waits for new segments inside reads; its silence is --stall-timeout's business.

@@ -60,5 +60,10 @@ public struct SegmentSchedule: Sendable, Equatable, CustomStringConvertible {
         return r > 0 ? q + 1 : q
     }
 
+    /// The most ticks any segment has: ceil(duration · rate) (segments alternate between that and
+    /// one fewer when a segment is not a whole number of ticks). The encoder's keyframe interval:
+    /// a shorter one would put an unscheduled keyframe just before a cut.
+    public var longestSegmentTicks: Int64 { max(1, firstTick(ofSegment: 1)) }
+
     public var description: String { "segments of \(duration) s on \(grid)" }
 }
