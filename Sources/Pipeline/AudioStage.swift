@@ -18,12 +18,13 @@ final class AudioStage: @unchecked Sendable {
     private let stopDeadline: StopDeadline
 
     /// Adds an audio stream to every output; nil when the plan has no audio.
-    init?(plan: AudioPlan, demuxer: Demuxer, input: Channel<Packet>?, outputs: [MuxStage],
+    /// - Parameter origin: the container's start in the audio time base (`InputFacts.audioStart`).
+    init?(plan: AudioPlan, demuxer: Demuxer, origin: Int64, input: Channel<Packet>?, outputs: [MuxStage],
           stopDeadline: StopDeadline) throws(MediaError) {
         guard let audio = demuxer.audio, let input, !outputs.isEmpty else { return nil }
         self.input = input
         self.stopDeadline = stopDeadline
-        origin = Int64((demuxer.startTime / audio.timeBase.doubleValue).rounded())
+        self.origin = origin
         copyTimeBase = audio.timeBase
         var added: [(MuxStage, Int)] = []
         switch plan {

@@ -6,7 +6,7 @@ import MediaIO
 /// its audio once, here, so the joined output has no encoder priming or gap at the joins.
 ///
 /// The video stream is not even read (the demuxer drops its packets).
-public final class AudioTrackJob {
+public final class AudioTrackJob: @unchecked Sendable {
     public let plan: JobPlan
     private let demuxer: Demuxer
     private let lastTick: Int64?
@@ -24,9 +24,8 @@ public final class AudioTrackJob {
         }
         var config = configuration
         config.shard = nil
-        let facts = InputFacts(url: config.input, video: demuxer.video, audio: demuxer.audio, isLive: demuxer.isLive,
-                               duration: demuxer.duration, videoBitRate: demuxer.video.bitRate)
-        plan = try JobPlan(configuration: config, input: facts)
+        plan = try JobPlan(configuration: config, input: InputFacts(demuxer: demuxer, configuration: config,
+                                                                    videoBitRate: demuxer.video.bitRate))
         guard plan.audio != .none else { throw .media(.invalidSettings("the job has no audio to process")) }
         guard plan.container == .mp4 || plan.container == .hls else {
             throw .media(.unsupportedOutput(config.output, reason: "an audio part is an .mp4 file or an .m3u8 rendition"))
@@ -45,46 +44,35 @@ public final class AudioTrackJob {
     public func run() async throws(JobError) -> Result {
         let timing = TimingRecorder()
         let group = StageGroup()
-        let sink: any PacketSink
+        let outputs: RunOutputs
         do throws(MediaError) {
-            switch plan.output {
-            case let .hls(options, schedule, _):
-                sink = try HLSWriter(playlistPath: plan.configuration.output, options: options, schedule: schedule,
-                                     overwrite: plan.configuration.overwrite,
-                                     lastSegment: lastTick.map { schedule.segment(ofTick: $0) })
-            default:
-                sink = try Muxer(path: plan.configuration.output, container: .mp4, options: ContainerOptions(faststart: false),
-                                 overwrite: plan.configuration.overwrite)
-            }
+            outputs = try RunOutputs(audioOnly: plan, lastTick: lastTick, timing: timing)
         } catch {
             throw .media(error)
         }
         demuxer.discardVideo()
-        let mux = MuxStage(sink: sink, producers: 1, timing: timing)
-        let reader = ReadStage(demuxer: demuxer, audioStream: demuxer.audio?.index, capacity: 64, withVideo: false)
+        let reader = ReadStage(demuxer: demuxer, audioStream: plan.audioStream, capacity: plan.readCapacity, withVideo: false)
         let audio: AudioStage?
         do throws(MediaError) {
-            audio = try AudioStage(plan: plan.audio, demuxer: demuxer, input: reader.packets, outputs: [mux],
-                                   stopDeadline: StopDeadline())
-            try sink.begin()
+            audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: reader.packets,
+                                   outputs: outputs.audioTargets, stopDeadline: StopDeadline())
+            try outputs.begin()
         } catch {
-            sink.discard()
+            outputs.discard()
             throw .media(error)
         }
-        mux.start(in: group)
+        for mux in outputs.allMux { mux.start(in: group) }
         audio?.start(in: group)
         reader.start(in: group)
         await group.wait()
-        do throws(MediaError) {
-            if let error = group.error { throw asMediaError(error) }
-            try sink.commit()
+        do {
+            if let error = group.error { throw error }
+            try await group.perform("commit") { [outputs] in try outputs.commit() }
         } catch {
-            sink.discard()
-            throw .media(error)
+            outputs.discard()
+            throw .media(asMediaError(error))
         }
-        let rendition = (sink as? HLSWriter).map {
-            $0.rendition(uri: URL(fileURLWithPath: plan.configuration.output).lastPathComponent)
-        }
-        return Result(packets: mux.packetsWritten, bytes: sink.bytesWritten, rendition: rendition)
+        return Result(packets: outputs.allMux.reduce(0) { $0 + $1.packetsWritten }, bytes: outputs.committedBytes,
+                      rendition: outputs.audioPlaylist)
     }
 }

@@ -103,6 +103,18 @@ public final class Channel<Element>: @unchecked Sendable {
         }
     }
 
+    /// Suspends until `receive` would not wait (an element, the end, a failure or a cancellation
+    /// is there), taking nothing; returns at once when the task is cancelled. A receiver that must
+    /// also keep a deadline races this against its clock.
+    public func waitUntilReady() async {
+        while !Task.isCancelled {
+            let ready: Result<Bool, Never> = lockedAttempt { isReadyLocked }
+            if case .success(true) = ready { return }
+            // Any change wakes it (room made by a receive too): look again.
+            await waitForChange { isReadyLocked }
+        }
+    }
+
     /// What is there now, without waiting: `.some(nil)` at the end of the stream, nil when empty.
     public func tryReceive() throws -> Element?? {
         condition.lock()

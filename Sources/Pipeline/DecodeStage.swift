@@ -64,7 +64,8 @@ final class DecodeStage: @unchecked Sendable {
     private let decodedCount = Atomic<Int>(0)
     private let mediaTimeBits = Atomic<UInt64>(0)
 
-    init(demuxer: Demuxer, packets: Channel<Packet>, withAudio: Bool, nominalRate: Rational, timing: TimingRecorder,
+    /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
+    init(demuxer: Demuxer, origin: Int64, packets: Channel<Packet>, withAudio: Bool, nominalRate: Rational, timing: TimingRecorder,
          capacity: Int = 4) throws(MediaError) {
         self.packets = packets
         videoIndex = demuxer.video.index
@@ -72,7 +73,7 @@ final class DecodeStage: @unchecked Sendable {
         self.timing = timing
         decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
         timeBase = demuxer.video.timeBase
-        origin = Int64((demuxer.startTime / timeBase.doubleValue).rounded())
+        self.origin = origin
         lastDuration = max(1, Int64((1 / nominalRate.doubleValue / timeBase.doubleValue).rounded()))
         frames = Channel(capacity: capacity)
     }

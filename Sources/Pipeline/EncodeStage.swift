@@ -8,7 +8,7 @@ enum EncodeWork: @unchecked Sendable {
     /// Encode `frame` at `pts`; `remember` is the picture a later repeat shows again.
     case picture(Frame, remember: Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
     /// Show the remembered picture again (no filtering, no conversion).
-    case repeatLast(pts: Int64, duration: Int64)
+    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false)
 }
 
 /// An encoded packet on its way to a sink, with the stream it belongs to there.
@@ -22,15 +22,14 @@ struct MuxItem: @unchecked Sendable {
 }
 
 /// One rendition's encode stage: pictures in, H.264 (or PNG) packets out to its sink's mux stage.
-/// Keyframes are forced where the plan's segment schedule starts a segment. For `-o null` there is
-/// no encoder: pictures are counted and dropped.
+/// Keyframes are made where the work says (the plan's `KeyframeRule`, applied by the tick stage).
+/// For `-o null` there is no encoder: pictures are counted and dropped.
 final class EncodeStage: @unchecked Sendable {
     let input: Channel<EncodeWork>
     private let encoder: Encoder?
     private let mux: MuxStage?
     private let stream: Int
     private let constantRate: Bool
-    private let schedule: SegmentSchedule?
     private var keep: Range<Int64>?
     private let timing: TimingRecorder
     private let stopDeadline: StopDeadline
@@ -41,13 +40,12 @@ final class EncodeStage: @unchecked Sendable {
 
     /// - Parameter keep: a shard's range: its encoder also sees the pictures before and after it
     ///   (rate control and look-ahead as in a single run), whose packets are dropped here.
-    init(encoder: Encoder, mux: MuxStage, constantRate: Bool, schedule: SegmentSchedule?, keep: Range<Int64>? = nil,
+    init(encoder: Encoder, mux: MuxStage, constantRate: Bool, keep: Range<Int64>? = nil,
          timing: TimingRecorder, stopDeadline: StopDeadline) throws(MediaError) {
         self.keep = keep
         self.encoder = encoder
         self.mux = mux
         self.constantRate = constantRate
-        self.schedule = schedule
         self.timing = timing
         self.stopDeadline = stopDeadline
         stream = try mux.sink.addStream(from: encoder)
@@ -59,7 +57,6 @@ final class EncodeStage: @unchecked Sendable {
         encoder = nil
         mux = nil
         constantRate = true
-        schedule = nil
         self.timing = timing
         self.stopDeadline = stopDeadline
         stream = 0
@@ -91,7 +88,7 @@ final class EncodeStage: @unchecked Sendable {
                 throw MediaError.processing(FFmpegError(.inputOutput, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]"))
             }
             frame.presentationTimestamp = pts
-            if keyframe || schedule.map({ $0.startsSegment(tick: pts) }) == true { frame.requestKeyframe() }
+            if keyframe { frame.requestKeyframe() }
             if !constantRate { durations[pts] = duration }
             lastDuration = duration
             try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
@@ -102,11 +99,11 @@ final class EncodeStage: @unchecked Sendable {
             case let .picture(frame, remember, pts, duration, keyframe):
                 remembered = remember
                 try encode(frame, pts: pts, duration: duration, keyframe: keyframe)
-            case let .repeatLast(pts, duration):
+            case let .repeatLast(pts, duration, keyframe):
                 guard let remembered else { continue }
                 let again = remembered.newReference()
                 again.clearPictureType()
-                try encode(again, pts: pts, duration: duration)
+                try encode(again, pts: pts, duration: duration, keyframe: keyframe)
             }
         }
         // A quick stop drains the encoder's look-ahead only until its deadline.
@@ -118,7 +115,7 @@ final class EncodeStage: @unchecked Sendable {
     private func discardAll() throws {
         while let work = try input.receive() {
             switch work {
-            case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration):
+            case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration, _):
                 encodedEnd = max(encodedEnd, pts + duration)
                 written.add(1, ordering: .relaxed)
             }

@@ -2,8 +2,8 @@ import Filters
 import MediaIO
 import Synchronization
 
-/// The library's front door: one job from input to output, with progress as an `AsyncSequence`
-/// and cancellation by cancelling the task.
+/// The library's front door, which the CLI uses too: one job from input to output, with progress
+/// as an `AsyncSequence`, cancellation by cancelling the task, and one error type (`ExportError`).
 ///
 /// ```swift
 /// var job = JobConfiguration(input: "in.mp4", output: "out.mp4",
@@ -13,14 +13,22 @@ import Synchronization
 /// Task { for await p in session.progress { print(p.fraction) } }
 /// let result = try await session.run()
 /// ```
+///
+/// A caller that needs the plan before the run (a server showing it, a chain editor) calls `open()`
+/// first; `run()` opens the input itself otherwise. Opening and every blocking step run off Swift's
+/// cooperative pool.
 public final class ExportSession: Sendable {
     /// What to do with the output when the task is cancelled.
     public enum CancellationBehavior: Sendable {
-        /// Finish a playable file with what was done, then throw `CancellationError`.
-        case finishPartialOutput
-        /// Leave nothing unfinished behind (`OutputArtifact.discard`), then throw `CancellationError`.
-        /// An event or live HLS output keeps the segments it published, its playlist ended.
+        /// Leave nothing unfinished behind (`OutputArtifact.discard`); `run` throws an `ExportError`
+        /// of kind `.cancelled`. An event or live HLS output keeps the segments it published, its
+        /// playlist ended.
         case removeOutput
+        /// Finish a playable output with what was done, draining the encoder's look-ahead for at
+        /// most 300 ms; `run` returns the summary, `interrupted` set.
+        case finishPartialOutput
+        /// The same, with every picture already handed to the encoder written (the CLI's Ctrl-C).
+        case finishOutput
     }
 
     /// One progress event. Fractions are in 0…1, never decrease, and the last event of a
@@ -33,6 +41,8 @@ public final class ExportSession: Sendable {
         public var speed: Double
         public var estimatedTimeRemaining: Double?
         public var framesWritten: Int
+        /// Everything the pipeline counts (ticks, repeats, bytes, stage timings), for detailed displays.
+        public var details: JobProgress
     }
 
     public let configuration: JobConfiguration
@@ -40,7 +50,7 @@ public final class ExportSession: Sendable {
     /// Progress events; the sequence ends when the job ends.
     public let progress: AsyncStream<Progress>
     private let continuation: AsyncStream<Progress>.Continuation
-    private let cancelled = Atomic<Bool>(false)
+    private let opened = Mutex<TranscodeJob?>(nil)
 
     public init(_ configuration: JobConfiguration, onCancel: CancellationBehavior = .removeOutput) {
         self.configuration = configuration
@@ -48,49 +58,56 @@ public final class ExportSession: Sendable {
         (progress, continuation) = AsyncStream.makeStream(of: Progress.self, bufferingPolicy: .bufferingNewest(64))
     }
 
-    /// Runs the job. Throws `ExportError` when the job fails and `CancellationError` when the task
-    /// was cancelled (after finishing or removing the output, as chosen).
-    public func run() async throws -> JobSummary {
-        defer { continuation.finish() }
+    /// Opens the input and makes the plan (once): the job's plan and, with `chainControl` set, its
+    /// `ChainControl`, for callers that need them before `run`.
+    @discardableResult
+    public func open() async throws(ExportError) -> TranscodeJob {
+        if let job = opened.withLock({ $0 }) { return job }
         let job: TranscodeJob
+        do { job = try await TranscodeJob.open(configuration) } catch { throw ExportError(error) }
+        opened.withLock { $0 = job }
+        return job
+    }
+
+    /// Runs the job. Throws `ExportError` when the job fails, and when the task was cancelled with
+    /// `.removeOutput`; with the other behaviours a cancelled run returns its summary, `interrupted` set.
+    public func run() async throws(ExportError) -> JobSummary {
+        defer { continuation.finish() }
+        let job = try await open()
+        let onStop: StopBehavior = switch cancellationBehavior {
+        case .removeOutput: .abandon
+        case .finishPartialOutput: .finishQuickly
+        case .finishOutput: .finish
+        }
+        var fractions = ProgressFractions()
         do {
-            job = try TranscodeJob(configuration: configuration)
+            return try await job.run(onStop: onStop) { [continuation] p in
+                continuation.yield(fractions.progress(p))
+            }
         } catch {
             throw ExportError(error)
         }
-        var last = (video: 0.0, audio: 0.0, total: 0.0)
-        let summary: JobSummary
-        do {
-            summary = try await withTaskCancellationHandler {
-                try await job.run(
-                    progress: { [continuation] p in
-                        let duration = p.duration ?? 0
-                        var video = duration > 0 ? min(1, p.mediaTime / duration) : 0
-                        var audio = p.audioTime.map { duration > 0 ? min(1, $0 / duration) : 0 }
-                        let finished = p.phase == .finished
-                        if finished { video = 1; if audio != nil { audio = 1 } }
-                        last.video = max(last.video, video)
-                        if let a = audio { last.audio = max(last.audio, a) }
-                        let combined = audio == nil ? last.video : (last.video + last.audio) / 2
-                        last.total = finished ? 1 : min(max(last.total, combined), 0.999)
-                        continuation.yield(Progress(videoFraction: last.video, audioFraction: audio == nil ? nil : last.audio,
-                                                    fraction: last.total, framesPerSecond: p.framesPerSecond, speed: p.speed,
-                                                    estimatedTimeRemaining: finished ? 0 : p.estimatedTimeRemaining,
-                                                    framesWritten: p.framesWritten))
-                    },
-                    shouldStop: { cancelled.load(ordering: .relaxed) },
-                    abandon: { cancellationBehavior == .removeOutput },
-                    quickStop: true)
-            } onCancel: {
-                cancelled.store(true, ordering: .relaxed)
-            }
-        } catch JobError.cancelled {
-            throw CancellationError()
-        } catch let error as JobError {
-            throw ExportError(error)
-        }
-        if summary.interrupted { throw CancellationError() }
-        return summary
+    }
+}
+
+/// Fractions that never go back: a stream's duration is a guess until the end.
+private struct ProgressFractions {
+    private var video = 0.0, audio = 0.0, total = 0.0
+
+    mutating func progress(_ p: JobProgress) -> ExportSession.Progress {
+        let duration = p.duration ?? 0
+        var videoNow = duration > 0 ? min(1, p.mediaTime / duration) : 0
+        var audioNow = p.audioTime.map { duration > 0 ? min(1, $0 / duration) : 0 }
+        let finished = p.phase == .finished
+        if finished { videoNow = 1; if audioNow != nil { audioNow = 1 } }
+        video = max(video, videoNow)
+        if let a = audioNow { audio = max(audio, a) }
+        let combined = audioNow == nil ? video : (video + audio) / 2
+        total = finished ? 1 : min(max(total, combined), 0.999)
+        return ExportSession.Progress(videoFraction: video, audioFraction: audioNow == nil ? nil : audio, fraction: total,
+                                      framesPerSecond: p.framesPerSecond, speed: p.speed,
+                                      estimatedTimeRemaining: finished ? 0 : p.estimatedTimeRemaining,
+                                      framesWritten: p.framesWritten, details: p)
     }
 }
 
@@ -99,6 +116,8 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
     public enum Kind: Sendable {
         case inputUnreadable, notMedia, noVideoTrack, badChain, encoderMissing, outputNotWritable, outputExists
         case diskFull, invalidSettings, inputStalled, processingFailed
+        /// The task was cancelled and, as asked (`.removeOutput`), nothing was kept.
+        case cancelled
     }
 
     public let kind: Kind
@@ -106,13 +125,13 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
     public let recoverySuggestion: String
     public let underlying: JobError
 
-    init(_ error: JobError) {
+    public init(_ error: JobError) {
         underlying = error
         message = error.description
         recoverySuggestion = error.recoverySuggestion
         switch error {
         case .chain: kind = .badChain
-        case .cancelled: kind = .processingFailed
+        case .cancelled: kind = .cancelled
         case let .media(m):
             kind = switch m {
             case .inputNotFound, .inputUnreadable, .inputChanged: .inputUnreadable

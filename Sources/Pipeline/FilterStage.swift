@@ -7,10 +7,10 @@ import Synchronization
 /// What the tick stage asks of the filter stage: a picture to show at an output time, or the last
 /// picture again (a repeated tick is neither filtered nor converted again).
 enum FilterWork: @unchecked Sendable {
-    /// `keyframe`: the encoder makes this picture a keyframe (it shows an input keyframe and the
-    /// plan puts output keyframes where the input has them).
+    /// `keyframe`: the encoder makes this picture a keyframe (the plan's `KeyframeRule`, applied
+    /// by the tick stage).
     case show(Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
-    case repeatLast(pts: Int64, duration: Int64)
+    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false)
 }
 
 /// Decoded frames to filtered RGB: colour conversion, then the chain.
@@ -100,15 +100,32 @@ final class PlanarPath {
     private let scalers: [PlanarFrameFilter?]
     private let inputSize: FrameSize
 
-    /// Nil when some part cannot run on the planes.
-    init?(chain: FilterChain, plan: JobPlan) {
+    /// Whether the chain, and each rendition's scale from its picture, run on the planes: the one
+    /// rule the plan decides the video path by (`JobPlan.videoPath`), and what `init` builds.
+    static func isFeasible(chain: FilterChain, input: VideoStreamInfo, chainOutputSize: FrameSize,
+                           renditionSizes: [FrameSize]) -> Bool {
+        let range: YUVRange = input.decodedRange == .full ? .full : .limited
+        guard chain.isEmpty && range == .limited || PlanarChainRenderer.supports(chain, inputSize: input.size, inputRange: range)
+        else { return false }
+        return renditionSizes.allSatisfy {
+            $0 == chainOutputSize || PlanarChainRenderer.supports(FilterChain([Scale(width: $0.width, height: $0.height)]),
+                                                                  inputSize: chainOutputSize)
+        }
+    }
+
+    /// Builds what `isFeasible` allowed; a failure here is a disagreement between the rule and the
+    /// renderers, reported as such rather than run another way.
+    init(chain: FilterChain, plan: JobPlan) throws(MediaError) {
         inputSize = plan.input.video.size
         let inputRange = plan.input.video.decodedRange
+        func unbuildable(_ what: String) -> MediaError {
+            .invalidSettings("the planned planar path could not build \(what) (the plan's rule and the renderers disagree: run with --exact-rgb and report it)")
+        }
         if chain.isEmpty, inputRange == .limited {
             self.chain = nil
         } else {
             guard let filter = PlanarFrameFilter(chain: chain, inputSize: inputSize, color: plan.color,
-                                                 inputRange: inputRange) else { return nil }
+                                                 inputRange: inputRange) else { throw unbuildable("the chain '\(chain)'") }
             filter.renderer.measuresPasses = true
             self.chain = filter
         }
@@ -121,7 +138,9 @@ final class PlanarPath {
             }
             // The scale RenditionConverter does on RGB, on the planes.
             let scale = FilterChain([Scale(width: rendition.size.width, height: rendition.size.height)])
-            guard let scaler = PlanarFrameFilter(chain: scale, inputSize: size, color: plan.color) else { return nil }
+            guard let scaler = PlanarFrameFilter(chain: scale, inputSize: size, color: plan.color) else {
+                throw unbuildable("the scale to \(rendition.size)")
+            }
             scalers.append(scaler)
         }
         self.scalers = scalers
@@ -177,6 +196,9 @@ final class FilterStage: @unchecked Sendable {
     private var lastFrame: Frame?
     private let control: ChainControl?
     private let changes = Mutex<[ChainControl.Applied]>([])
+    /// The path each picture took, from the tick it started: the plan's, a live change's re-plan,
+    /// or RGB for pictures the planes do not take (a stream that changes format mid-way).
+    private let pathLog = Mutex<[VideoPathInterval]>([])
     private let log: Logger
     /// Whether this picture's passes may split across cores, and the work it is decided from.
     private var bands = BandPolicy()
@@ -194,10 +216,10 @@ final class FilterStage: @unchecked Sendable {
         self.control = control
         self.log = log
         work = Channel(capacity: 2)
-        planar = path == .planar ? PlanarPath(chain: chain, plan: plan) : nil
-        // The RGB path's settings are checked here, at start-up; the planar path keeps the RGB chain
-        // in reserve for frames that change format or size mid-stream.
-        if path == .rgbChain || (path == .planar && planar == nil) { rgb = try makeRGB(chain) }
+        planar = path == .planar ? try PlanarPath(chain: chain, plan: plan) : nil
+        // The RGB path's settings are checked here, at start-up. The planar path makes the RGB chain
+        // only if a frame needs it (one that changes format or size mid-stream).
+        if path == .rgbChain { rgb = try makeRGB(chain) }
     }
 
     private func makeRGB(_ chain: FilterChain) throws(MediaError) -> (filter: FrameFilter, converters: [RenditionConverter]) {
@@ -233,14 +255,14 @@ final class FilterStage: @unchecked Sendable {
         case let .show(frame, pts, duration, keyframe):
             takeChainChange(at: pts)
             try show(frame, pts: pts, duration: duration, keyframe: keyframe)
-        case let .repeatLast(pts, duration):
+        case let .repeatLast(pts, duration, keyframe):
             let changed = takeChainChange(at: pts)
             if let frame = lastFrame, changed || chainVaries {
                 // The same input picture, filtered again: by the new chain, or at this tick's time.
-                try show(frame, pts: pts, duration: duration, keyframe: false, reconvert: changed)
+                try show(frame, pts: pts, duration: duration, keyframe: keyframe, reconvert: changed)
                 return
             }
-            for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration)) }
+            for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration, keyframe: keyframe)) }
         }
     }
 
@@ -261,13 +283,14 @@ final class FilterStage: @unchecked Sendable {
     @discardableResult
     private func takeChainChange(at pts: Int64) -> Bool {
         guard let control, let pending = control.take() else { return false }
+        // Re-planned by the plan's own rule.
         let path = plan.videoPath(for: pending.geometry)
         do {
-            let planar = path == .planar ? PlanarPath(chain: pending.geometry.chain, plan: plan) : nil
+            let planar = path == .planar ? try PlanarPath(chain: pending.geometry.chain, plan: plan) : nil
             // The RGB chain too when it runs there, or stands in for frames the planes do not take.
             let rgb = try makeRGB(pending.geometry.chain)
             (self.planar, self.rgb, self.chain) = (planar, rgb, pending.geometry.chain)
-            self.path = planar == nil ? .rgbChain : .planar
+            self.path = path
             let seconds = Double(pts) * timeBase
             control.applied(pending, tick: Int(pts), seconds: seconds)
             changes.withLock { $0 = control.history }
@@ -282,6 +305,7 @@ final class FilterStage: @unchecked Sendable {
     private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
         if control != nil || chainVaries { lastFrame = frame }
         if path == .passthrough {
+            took(.passthrough, at: pts)
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
             input.clearPictureType()
@@ -289,6 +313,7 @@ final class FilterStage: @unchecked Sendable {
             return
         }
         if path == .planar, let planar, planar.accepts(frame) {
+            took(.planar, at: pts)
             let time = frameTime(of: frame, pts: pts)
             let pictures = try working { try timing.measure(.filter) { () throws(MediaError) in try planar.apply(frame, at: time) } }
             let count = planarFrames.add(1, ordering: .relaxed).newValue
@@ -304,6 +329,7 @@ final class FilterStage: @unchecked Sendable {
     private func showRGB(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, convert: Bool) throws {
         if rgb == nil { rgb = try makeRGB(chain) }
         guard let (filter, converters) = rgb else { return }
+        took(.rgbChain, at: pts)
         let time = frameTime(of: frame, pts: pts)
         let image = try working { try filter.filter(frame, at: time, convert: convert) }
         let count = filtered.add(1, ordering: .relaxed).newValue
@@ -311,6 +337,14 @@ final class FilterStage: @unchecked Sendable {
         for (output, converter) in zip(outputs, converters) {
             let converted = try working { try converter.convert(image) }
             try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration, keyframe: keyframe))
+        }
+    }
+
+    /// Notes the path a picture took, when it is not the one the last took.
+    private func took(_ path: VideoPath, at pts: Int64) {
+        pathLog.withLock { log in
+            guard log.last?.path != JobSummary.VideoPath(path) else { return }
+            log.append(VideoPathInterval(fromTick: pts, seconds: Double(pts) * timeBase, path: JobSummary.VideoPath(path)))
         }
     }
 
@@ -326,6 +360,8 @@ final class FilterStage: @unchecked Sendable {
     var framesFiltered: Int { filtered.load(ordering: .relaxed) + planarFrames.load(ordering: .relaxed) }
     /// Per-pass times as last published (exact once the stage has ended and `publishFinalPasses` ran).
     var passes: [FilterPassTime] { publishedPasses.withLock { $0 } }
+    /// The path each interval of the run took.
+    var pathIntervals: [VideoPathInterval] { pathLog.withLock { $0 } }
     /// Live chain changes applied so far.
     var chainChanges: [ChainControl.Applied] { changes.withLock { $0 } }
 

@@ -47,7 +47,12 @@ public struct JobConfiguration: Sendable {
     public var maxLatency: Duration = .seconds(10)
     /// HLS output settings (for a `.m3u8` output).
     public var hls = HLSOutputOptions()
-    /// The playlist type asked for; nil lets the input decide (live in, live out; else VOD).
+    /// The output is served to players while it is written (`run --serve`): with no playlist type
+    /// asked for, a file input's HLS output is EVENT (published after every segment, ENDLIST at
+    /// the end) instead of VOD.
+    public var servedWhileRunning = false
+    /// The playlist type asked for; nil lets the input decide (live in, live out; else VOD, or
+    /// EVENT when `servedWhileRunning`).
     public var hlsPlaylistType: HLSPlaylistKind? {
         didSet { if let t = hlsPlaylistType { hls.playlistType = t } }
     }
@@ -102,6 +107,14 @@ public struct ShardWindow: Sendable, Equatable, Codable {
         self.encodeFrom = encodeFrom
         (self.firstSegment, self.firstImageNumber) = (firstSegment, firstImageNumber)
     }
+}
+
+/// From which tick on the pictures took a path.
+public struct VideoPathInterval: Sendable, Equatable {
+    public var fromTick: Int64
+    /// The same, in output seconds.
+    public var seconds: Double
+    public var path: JobSummary.VideoPath
 }
 
 /// A snapshot of a running job, for progress displays.
@@ -172,7 +185,11 @@ public struct JobSummary: Sendable {
     /// Set when the chain's size was odd and the encoder got it rounded down to even.
     public var roundedFrom: FrameSize?
     public var appliedRotation: Int
+    /// The plan's path (the first interval's, when a run changed path).
     public var videoPath: VideoPath
+    /// Every path the pictures took, from the tick it started at: one interval unless a live
+    /// chain change re-planned it or a stream changed format mid-way.
+    public var videoPaths: [VideoPathInterval] = []
     public var audioPath: AudioPath
     public var framesDecoded = 0
     /// Wall time per pass of the filter chain.

@@ -12,11 +12,30 @@ public struct InputFacts: Sendable {
     public var duration: Double?
     /// The video bit rate stated or measured (presets that follow the source's rate read it).
     public var videoBitRate: Int?
+    /// The container's start (MPEG-TS and HLS start near 1.4 s) in the video stream's time base,
+    /// exact: every video timestamp is made relative to it.
+    public var videoStart: Int64
+    /// The same start in the audio stream's time base.
+    public var audioStart: Int64
+    /// A live HLS input's EXT-X-TARGETDURATION, when it could be read (the default stall timeout).
+    public var targetDuration: Int?
 
     public init(url: String, video: VideoStreamInfo, audio: AudioStreamInfo?, isLive: Bool, duration: Double?,
-                videoBitRate: Int? = nil) {
+                videoBitRate: Int? = nil, videoStart: Int64 = 0, audioStart: Int64 = 0, targetDuration: Int? = nil) {
         (self.url, self.video, self.audio) = (url, video, audio)
         (self.isLive, self.duration, self.videoBitRate) = (isLive, duration, videoBitRate)
+        (self.videoStart, self.audioStart, self.targetDuration) = (videoStart, audioStart, targetDuration)
+    }
+
+    /// The facts of an open input. `targetDuration` is fetched only when `stallTimeout` needs it: a
+    /// live playlist with no `--stall-timeout` (blocking I/O, done where the job opens its input).
+    public init(demuxer: Demuxer, configuration: JobConfiguration, videoBitRate: Int?) {
+        let needsTarget = demuxer.isLive && configuration.stallTimeout == nil
+        self.init(url: configuration.input, video: demuxer.video, audio: demuxer.audio, isLive: demuxer.isLive,
+                  duration: demuxer.duration, videoBitRate: videoBitRate,
+                  videoStart: demuxer.start(inTimeBase: demuxer.video.timeBase),
+                  audioStart: demuxer.audio.map { demuxer.start(inTimeBase: $0.timeBase) } ?? 0,
+                  targetDuration: needsTarget ? playlistTargetDuration(configuration.input, options: configuration.inputOptions) : nil)
     }
 }
 
@@ -116,6 +135,49 @@ public enum OutputPlan: Sendable, Equatable {
     case discard
 }
 
+/// Where output keyframes go, decided once for the whole run: the tick stage asks it for every
+/// tick, repeated ones too, and the encoder only obeys.
+public struct KeyframeRule: Sendable, Equatable {
+    /// An output keyframe wherever the picture shown is an input keyframe (`keyframesAtSource`).
+    public var atSourceKeyframes: Bool
+    /// Every segment's first tick (HLS): the writer cuts there.
+    public var schedule: SegmentSchedule?
+    /// A shard's first tick (or timestamp): its part must start with a keyframe.
+    public var windowStart: Int64?
+
+    public init(atSourceKeyframes: Bool = false, schedule: SegmentSchedule? = nil, windowStart: Int64? = nil) {
+        (self.atSourceKeyframes, self.schedule, self.windowStart) = (atSourceKeyframes, schedule, windowStart)
+    }
+
+    /// Whether the picture at `pts` (a tick, or a kept timestamp) is encoded as a keyframe.
+    public func forces(at pts: Int64, sourceKeyframe: Bool) -> Bool {
+        atSourceKeyframes && sourceKeyframe || pts == windowStart || schedule?.startsSegment(tick: pts) == true
+    }
+}
+
+/// A shard's part of the whole job's output, resolved once from `JobConfiguration.shard`: what is
+/// read, fed to the encoder, kept, and how the outputs are numbered.
+public struct RunWindow: Sendable, Equatable {
+    /// The input keyframe reading starts at (video time base, as the container gives it); nil: the start.
+    public var seekKeyframe: Int64?
+    /// Ticks (timestamps kept: relative presentation times) whose packets are kept.
+    public var kept: Range<Int64>
+    /// What the encoder is fed: `kept` plus the warm-up before it and the look-ahead after it.
+    public var fed: Range<Int64>
+    /// Tick 0's input time (video time base, relative to the container's start): the whole job's grid.
+    public var tickOrigin: Int64
+    public var firstSegment: Int
+    public var firstImageNumber: Int
+
+    init(_ shard: ShardWindow) {
+        seekKeyframe = shard.seekKeyframe
+        kept = shard.start..<(shard.end ?? .max)
+        fed = (shard.encodeFrom ?? shard.start)..<(shard.encodeUntil ?? shard.end ?? .max)
+        tickOrigin = shard.tickOrigin
+        (firstSegment, firstImageNumber) = (shard.firstSegment, shard.firstImageNumber)
+    }
+}
+
 /// Every decision of a job, made once from the input's facts and the configuration, before any
 /// file is opened. `TranscodeJob` executes a plan; nothing downstream decides again.
 public struct JobPlan: Sendable {
@@ -134,8 +196,14 @@ public struct JobPlan: Sendable {
     public let displayMatrixTag: DisplayMatrix?
     /// A live input skips ahead rather than fall further behind than this.
     public let maxLatency: Duration?
-    /// A shard of a split job: the part of the output this run makes.
-    public var shard: ShardWindow? { configuration.shard }
+    /// A live input that delivers nothing for this long has ended (nil: not live).
+    public let stallTimeout: Duration?
+    /// A shard of a split job: the part of the output this run makes (nil: all of it).
+    public let window: RunWindow?
+    /// Where output keyframes go.
+    public let keyframes: KeyframeRule
+    /// A live input: paced by its delivery on the wall clock, latency-bounded, never sharded.
+    public var isLive: Bool { input.isLive }
 
     public init(configuration requested: JobConfiguration, input: InputFacts) throws(JobError) {
         var configuration = requested
@@ -161,9 +229,12 @@ public struct JobPlan: Sendable {
         }
         displayMatrixTag = policy == .keep ? video.displayMatrix : nil
         maxLatency = input.isLive ? configuration.maxLatency : nil
+        // As asked, else 3 × the playlist's target duration + 10 s (4 s when it could not be read).
+        stallTimeout = input.isLive ? configuration.stallTimeout ?? .seconds(3 * (input.targetDuration ?? 4) + 10) : nil
         if configuration.shard != nil, input.isLive {
             throw .media(.invalidSettings("a live input cannot be split into shards: live streams scale by running one process per stream"))
         }
+        window = configuration.shard.map(RunWindow.init)
         color = ColorDescription.outputTags(forSource: video.colorSpace, size: video.size)
 
         let rate = configuration.frameRate
@@ -173,14 +244,17 @@ public struct JobPlan: Sendable {
 
         // Outputs and renditions.
         var renditions: [RenditionPlan] = []
+        var schedule: SegmentSchedule?
         switch container {
         case .hls:
             var options = configuration.hls
-            if configuration.hlsPlaylistType == nil { options.playlistType = input.isLive ? .live : .vod }
+            // Live in, live out; a file served while it runs is EVENT, so players see it grow.
+            if configuration.hlsPlaylistType == nil {
+                options.playlistType = input.isLive ? .live : configuration.servedWhileRunning ? .event : .vod
+            }
             do { try options.validate() } catch { throw .media(error) }
-            let grid = TickGrid(rate: rate)
-            let schedule = SegmentSchedule(grid: grid, seconds: options.segmentDuration)
-            let segmentTicks = max(1, Int((options.segmentDuration * rate.doubleValue).rounded()))
+            let segments = SegmentSchedule(grid: TickGrid(rate: rate), seconds: options.segmentDuration)
+            schedule = segments
             let ladder = !configuration.renditions.isEmpty
             let path = configuration.output as NSString
             let folder = path.deletingLastPathComponent
@@ -195,14 +269,15 @@ public struct JobPlan: Sendable {
                     settings.maxRate = settings.maxRate ?? bitRate * 6 / 5
                     settings.bufferSize = settings.bufferSize ?? bitRate * 2
                 }
-                // Segment starts are forced keyframes (from the schedule); no scene-cut keyframes between.
+                // Segment starts are forced keyframes (from the schedule); no scene-cut keyframes
+                // between, and no interval keyframe inside the longest segment the schedule cuts.
                 settings.fixedKeyframeCadence = true
-                settings.keyframeInterval = .frames(segmentTicks)
+                settings.keyframeInterval = .frames(Int(segments.longestSegmentTicks))
                 let playlist = ladder ? (folder.isEmpty ? "" : folder + "/") + "\(stem)_\(size.width)x\(size.height).m3u8"
                                       : configuration.output
                 renditions.append(RenditionPlan(size: size, bitRate: rung.bitRate, encoder: settings, playlistPath: playlist))
             }
-            output = .hls(options: options, schedule: schedule, masterPath: ladder ? configuration.output : nil)
+            output = .hls(options: options, schedule: segments, masterPath: ladder ? configuration.output : nil)
         case .pngSequence:
             renditions = [RenditionPlan(size: geometry.encodeSize, bitRate: nil, encoder: configuration.video, playlistPath: nil)]
             output = .imageSequence(pattern: configuration.output)
@@ -218,6 +293,8 @@ public struct JobPlan: Sendable {
                                    imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB,
                                    controlled: configuration.chainControl)
         audio = container.isImageSequence || container == .null ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
+        keyframes = KeyframeRule(atSourceKeyframes: configuration.keyframesAtSource,
+                                 schedule: schedule, windowStart: window?.kept.lowerBound)
     }
 
     /// The path for `geometry` (a live chain change), by the same rule as the plan's.
@@ -240,10 +317,9 @@ public struct JobPlan: Sendable {
         // A ladder's rungs are scaled from the chain's picture on the planes too (even sizes, as
         // every rung's is, and not so small that the plane scaler's weights lose their shape).
         if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
-           geometry.chain.isEmpty || PlanarChainRenderer.supports(geometry.chain, inputSize: video.size),
            renditions.allSatisfy({ $0.size.width % 2 == 0 && $0.size.height % 2 == 0 }),
-           renditions.allSatisfy({ $0.size == geometry.chainOutputSize
-                || Scale(width: $0.size.width, height: $0.size.height).acceptsPlanes(of: geometry.chainOutputSize) }) {
+           PlanarPath.isFeasible(chain: geometry.chain, input: video, chainOutputSize: geometry.chainOutputSize,
+                                 renditionSizes: renditions.map(\.size)) {
             return .planar
         }
         return .rgbChain
@@ -281,6 +357,16 @@ public struct JobPlan: Sendable {
     public var segmentSchedule: SegmentSchedule? {
         if case let .hls(_, schedule, _) = output { return schedule }
         return nil
+    }
+
+    /// The audio's bit rate: the encoder's, or the copied track's as its container states it
+    /// (nil when unknown; a master playlist's peak then counts the measured segments alone).
+    public var audioBitRate: Int? {
+        switch audio {
+        case .none: nil
+        case .copy: input.audio?.bitRate
+        case let .aac(_, _, _, bitRate): bitRate
+        }
     }
 
     /// Channels of the audio written (an HLS audio rendition's CHANNELS), nil without audio.

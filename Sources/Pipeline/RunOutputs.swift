@@ -40,7 +40,7 @@ final class RunOutputs: @unchecked Sendable {
             for rendition in plan.renditions {
                 let path = rendition.playlistPath ?? plan.configuration.output
                 let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite,
-                                           firstSegmentNumber: plan.shard?.firstSegment ?? 0)
+                                           firstSegmentNumber: plan.window?.firstSegment ?? 0)
                 writers.append((writer, (path as NSString).lastPathComponent))
             }
             hls = writers
@@ -63,7 +63,7 @@ final class RunOutputs: @unchecked Sendable {
                 media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
             }
         case let .imageSequence(pattern):
-            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: plan.shard?.firstImageNumber ?? 1)
+            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: plan.window?.firstImageNumber ?? 1)
             media = [MuxStage(sink: sink, producers: 1, timing: timing)]
             hls = []; master = nil; audioWriter = nil; audioRendition = nil
         case let .file(path, container):
@@ -75,6 +75,32 @@ final class RunOutputs: @unchecked Sendable {
             media = []
             hls = []; master = nil; audioWriter = nil; audioRendition = nil
         }
+    }
+
+    /// The outputs of a job's audio alone (`AudioTrackJob`, a split job's audio task): an HLS audio
+    /// rendition on the plan's schedule, or an audio-only MP4 (its index at the end: the join
+    /// reads it, no player does). `lastTick`: the video's last output tick, when known; audio after
+    /// it goes into the video's last segment rather than a segment of its own.
+    init(audioOnly plan: JobPlan, lastTick: Int64?, timing: TimingRecorder) throws(MediaError) {
+        self.plan = plan
+        createdFolders = []
+        let path = plan.configuration.output
+        switch plan.output {
+        case let .hls(options, schedule, _):
+            let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: plan.configuration.overwrite,
+                                       lastSegment: lastTick.map { schedule.segment(ofTick: $0) })
+            audioWriter = (writer, (path as NSString).lastPathComponent)
+            audioRendition = MuxStage(sink: writer, producers: 1, timing: timing)
+            media = []
+        default:
+            let muxer = try Muxer(path: path, container: .mp4, options: ContainerOptions(faststart: false),
+                                  overwrite: plan.configuration.overwrite)
+            audioWriter = nil
+            audioRendition = nil
+            media = [MuxStage(sink: muxer, producers: 1, timing: timing)]
+        }
+        hls = []
+        master = nil
     }
 
     /// Every mux stage: the renditions', then the audio rendition's.
@@ -136,6 +162,9 @@ final class RunOutputs: @unchecked Sendable {
     /// Each media playlist as a master lists it (read after `commit`).
     var hlsRenditions: [HLSRendition] { hls.map { $0.writer.rendition(uri: $0.uri) } }
 
+    /// The audio rendition's playlist as a master lists it (read after `commit`).
+    var audioPlaylist: HLSRendition? { audioWriter.map { $0.writer.rendition(uri: $0.uri) } }
+
     /// `run` checks its own HLS output against RFC 8216 and the publishing rules.
     func lint() -> [String] {
         var warnings: [String] = []
@@ -156,12 +185,15 @@ final class RunOutputs: @unchecked Sendable {
         if let master, let audioWriter {
             master.media = [AlternativeRendition(groupID: "audio", name: "audio", channels: plan.audioChannels, uri: audioWriter.uri)]
         }
+        // The planned audio rate, or the measured one once there is a segment of it.
+        let audioRate = hasAudio ? plan.audioBitRate ?? 0 : 0
         return zip(hls, plan.renditions).map { entry, rendition in
             var r = entry.writer.rendition(uri: entry.uri)
-            // Before any segment exists, the configured rate stands in (rewritten at the end).
+            // Before any segment exists, the planned rates stand in (rewritten at the end). The
+            // rung's peak is its encoder's maxrate: VBV caps every segment's rate at it.
             if r.peakBitRate == 0, let b = rendition.bitRate {
-                r.peakBitRate = b * 6 / 5 + (hasAudio ? 128_000 : 0)
-                r.averageBitRate = b + (hasAudio ? 128_000 : 0)
+                r.peakBitRate = (rendition.encoder.maxRate ?? b) + audioRate
+                r.averageBitRate = b + audioRate
             } else if let audio {
                 r.peakBitRate += audio.peakBitRate
                 r.averageBitRate += audio.averageBitRate

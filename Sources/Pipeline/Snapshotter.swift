@@ -37,7 +37,7 @@ public final class Snapshotter {
         } catch {
             throw .chain(error)
         }
-        origin = Int64((demuxer.startTime / video.timeBase.doubleValue).rounded())
+        origin = demuxer.start(inTimeBase: video.timeBase)
     }
 
     /// The frame shown at `seconds` (the newest frame whose time is ≤ it): upright source and filtered.

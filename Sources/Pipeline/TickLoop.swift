@@ -11,10 +11,17 @@ public enum TickInputEvent<Payload> {
 }
 
 /// Frames for the tick loop. Offline inputs suspend in `poll` until the next frame is decoded;
-/// live inputs answer `.notYet` instead of waiting (the clock, not the data, wakes a live loop).
+/// live inputs answer `.notYet` instead, and the loop then suspends in `wait(until:on:)`, which
+/// returns when the input has news or the tick's deadline comes: woken by the event or the clock,
+/// never by a timer that looks again.
 public protocol TickInput<Payload> {
     associatedtype Payload
     mutating func poll() async throws -> TickInputEvent<Payload>
+    /// Suspends until `poll` may answer something other than `.notYet` (a frame decoded, the end,
+    /// a stall to report) or until `deadline` on `clock`, whichever comes first. A nil deadline
+    /// (the first frame, before the clock has started) waits for the input alone. Called only
+    /// after `poll` answered `.notYet`.
+    mutating func wait<C: Clock>(until deadline: C.Instant?, on clock: C) async throws where C.Duration == Duration
     /// Time of the newest media received (the live edge), or nil for offline inputs.
     var liveEdge: MediaTime? { get }
     /// A live input: a tick whose picture is already decided runs at once, ahead of its deadline,
@@ -120,8 +127,8 @@ public struct TickLoop<Payload> {
             if shouldStop() { return stats }
             switch try await input.poll() {
             case let .frame(payload, time): first = (payload, time)
-            // A live input has nothing yet: look again on the next tick of the display link.
-            case .notYet: try await clock.sleep(until: clock.now.advanced(by: period), tolerance: nil)
+            // A live input has nothing yet: the clock starts with its first frame.
+            case .notYet: try await input.wait(until: nil as C.Instant?, on: clock)
             case let .end(time): ended = time
             }
         }
@@ -165,8 +172,6 @@ public struct TickLoop<Payload> {
             if ended != nil || lookahead != nil { return true }
             return input.nextFrameNotBefore.map { target < shifted($0) } ?? false
         }
-        // An undecided live tick looks for its frame again four times a period until its deadline.
-        let recheck = period / 4
         // A live run joins behind the edge with frames waiting. While it works through them its
         // ticks are not late even when behind their deadlines (which count from the first frame's
         // arrival, before the encoder and the other stages have warmed up): shedding work then
@@ -191,16 +196,14 @@ public struct TickLoop<Payload> {
                 // (packets for a stalled audio path) must not hold the clock.
                 while !(try await gather(upTo: target)), !shouldStop() {
                     let backlog = input.hasBacklog
-                    guard clock.now < deadline || catchingUp && backlog && clock.now < catchUpEnds else { break }
+                    if backlog { idleSince = nil } else if idleSince == nil { idleSince = clock.now }
+                    let waitsForDecoder = catchingUp && backlog && clock.now < catchUpEnds
+                    guard clock.now < deadline || waitsForDecoder else { break }
+                    // Woken by the input's news, or by the deadline (then the guard above decides).
+                    try await input.wait(until: waitsForDecoder ? max(deadline, catchUpEnds) : deadline, on: clock)
                     // Waiting a period for the input's next delivery, with nothing left for the
                     // decoder, is being at the edge (a gap between two reads is shorter).
-                    if backlog { idleSince = nil } else if let since = idleSince {
-                        if since.duration(to: clock.now) >= period { waited = true }
-                    } else {
-                        idleSince = clock.now
-                    }
-                    let waitsUntil = catchingUp ? max(deadline, catchUpEnds) : deadline
-                    try await clock.sleep(until: min(clock.now.advanced(by: recheck), waitsUntil), tolerance: nil)
+                    if !backlog, let since = idleSince, since.duration(to: clock.now) >= period { waited = true }
                 }
                 if catchingUp, waited || clock.now >= catchUpEnds {
                     catchingUp = false

@@ -42,7 +42,7 @@ public enum ShardPlanner {
 
         let video = demuxer.video
         let timeBase = video.timeBase
-        let containerStart = Int64((demuxer.startTime / timeBase.doubleValue).rounded())
+        let containerStart = demuxer.start(inTimeBase: timeBase)
         let packets: [VideoPacketFacts]
         do { packets = try demuxer.scanVideoPackets() } catch { throw .media(error) }
         guard !packets.isEmpty else { throw .media(.noVideoFrames(configuration.input)) }

@@ -59,8 +59,7 @@ extension ShardPlan {
 /// into place with its manifest, replacing an earlier part of the same task (engines retry).
 public enum ShardRunner {
     public static func run(plan: ShardPlan, task: ShardTask, configuration: JobConfiguration,
-                           progress: @escaping (JobProgress) -> Void = { _ in },
-                           shouldStop: @escaping () -> Bool = { false }) async throws(ShardError) -> PartManifest {
+                           progress: @escaping @Sendable (JobProgress) -> Void = { _ in }) async throws(ShardError) -> PartManifest {
         if case let .video(k) = task, !(0..<plan.shards.count).contains(k) { throw .noSuchShard(k, count: plan.shards.count) }
         if task == .audio, !plan.audio { throw .cannotSplit("the plan has no audio task: its output has no audio") }
         try checkIdentity(plan: plan, configuration: configuration)
@@ -96,13 +95,15 @@ public enum ShardRunner {
             if plan.hls == nil { config.keyframesAtSource = true }
             config.output = scratch + "/" + videoPartName(plan)
             let summary: JobSummary
+            // A stopped task keeps nothing: its part is the whole shard or nothing.
+            let session = ExportSession(config, onCancel: .removeOutput)
+            let watcher = Task { for await p in session.progress { progress(p.details) } }
+            defer { watcher.cancel() }
             do {
-                let job = try TranscodeJob(configuration: config)
-                summary = try await job.run(progress: progress, shouldStop: shouldStop)
+                summary = try await session.run()
             } catch {
-                throw .job(error)
+                throw .job(error.underlying)
             }
-            if summary.interrupted { throw .job(.cancelled) }
             manifest.frames = summary.framesWritten
             // Decoded only to reach the range, plus encoded only to warm up or cool down.
             let made = summary.ticks?.ticks ?? summary.framesFiltered
@@ -118,8 +119,12 @@ public enum ShardRunner {
             config.output = scratch + "/" + audioName
             let result: AudioTrackJob.Result
             do {
-                let job = try AudioTrackJob(configuration: config, lastTick: plan.timing.mode == .ticks ? plan.timing.total - 1 : nil)
-                result = try await job.run()
+                let lastTick = plan.timing.mode == .ticks ? plan.timing.total - 1 : nil
+                let opened: Result<AudioTrackJob, JobError> = await offThePool { [config] in
+                    do throws(JobError) { return .success(try AudioTrackJob(configuration: config, lastTick: lastTick)) }
+                    catch { return .failure(error) }
+                }
+                result = try await opened.get().run()
             } catch {
                 throw .job(error)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MediaIO
+import Pipeline
 
 /// Submits a plan to Slurm and follows it: one array job of `plan.taskCount` tasks (the video
 /// shards, then the audio task) and a join job that starts only when every task succeeded
@@ -82,12 +83,15 @@ public struct SlurmEngine: Sendable {
 
     /// Waits for the join to finish, calling `progress` with the output frames the tasks have
     /// made so far (summed from the parts' progress files); fails naming the log of a failed task.
-    public func wait(_ submission: Submission, plan: ShardPlan, shouldStop: @escaping () -> Bool = { false },
+    /// Slurm tells no one when a job ends (`sbatch --wait` asks too): its state is asked every half
+    /// second, each `scontrol` run off the cooperative pool. Cancelling the task ends the wait
+    /// (`ShardError.cluster`); the jobs keep running unless the caller cancels them.
+    public func wait(_ submission: Submission, plan: ShardPlan,
                      progress: (Int64) -> Void = { _ in }) async throws(ShardError) {
         var forgotten = 0
         while true {
-            if shouldStop() { throw .cluster("stopped while waiting") }
-            let status = status(submission)
+            if Task.isCancelled { throw .cluster("stopped while waiting") }
+            let status: Status = await offThePool { [self] in self.status(submission) }
             if let failure = status.failedTasks.first {
                 cancel(submission)
                 let task = failure.index == plan.shards.count && plan.audio ? "the audio task" : "shard \(failure.index)"
@@ -113,7 +117,7 @@ public struct SlurmEngine: Sendable {
                 forgotten = 0
             }
             progress(Self.framesDone(plan))
-            try? await Task.sleep(for: .milliseconds(500))
+            do { try await Task.sleep(for: .milliseconds(500)) } catch { throw .cluster("stopped while waiting") }
         }
     }
 

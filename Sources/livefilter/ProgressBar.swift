@@ -39,6 +39,12 @@ enum SummaryPrinter {
         if let from = s.roundedFrom { size += " (chain gave \(from); rounded down to even for yuv420p)" }
         if s.appliedRotation != 0 { size += ", rotated \(s.appliedRotation)° from the input's tag" }
         lines.append("video       \(size), \(s.videoPath.rawValue)")
+        // A run whose pictures changed path: each interval, from its first tick.
+        if s.videoPaths.count > 1 {
+            for interval in s.videoPaths {
+                lines.append(String(format: "  from %7.2f s  %@", interval.seconds, interval.path.rawValue))
+            }
+        }
         lines.append("audio       \(s.audioPath.rawValue)")
         var frames = "frames      \(s.framesDecoded) in, \(s.framesWritten) out, \(s.framesFiltered) filtered"
         frames += ", \(s.framesDropped) dropped, \(s.framesRepeated) repeated"

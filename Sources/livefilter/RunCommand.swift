@@ -125,14 +125,18 @@ struct RunCommand: AsyncParsableCommand {
         var config = try self.job.configuration(input: input, output: output)
         config.overwrite = overwrite
         config.chainControl = control != nil
+        // A file's HLS served while it runs is EVENT (the plan decides): players see it grow.
+        config.servedWhileRunning = serve != nil
 
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
+        // Ctrl-C finishes a playable output with everything the encoder was given.
+        let session = ExportSession(config, onCancel: .finishOutput)
         let job: TranscodeJob
         do {
-            job = try Serving.job(config, serving: serve != nil)
+            job = try await session.open()
         } catch {
-            throw CommandFailure(error, context: NetworkWarnings.drain().last)
+            throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
         }
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
         // The report is an output too: checked and begun before the run, published after it (a
@@ -160,18 +164,24 @@ struct RunCommand: AsyncParsableCommand {
         defer { server?.shutdown(); controlServer?.shutdown() }
         let bar = ProgressBar(enabled: !quiet && (progress == .bar || (progress == .auto && Terminal.isInteractive)))
         let json = progress == .json ? try JSONProgressWriter(path: progressFile) : nil
+        let running = Task { () -> Result<JobSummary, ExportError> in
+            do throws(ExportError) { return .success(try await session.run()) } catch { return .failure(error) }
+        }
+        signals.onStop { running.cancel() }
+        // The sequence ends when the run does.
+        for await p in session.progress {
+            let warnings = NetworkWarnings.drain()
+            if !warnings.isEmpty { bar.clear() }
+            for w in warnings { Terminal.warning(w) }
+            bar.update(p.details)
+            json?.write(p.details)
+        }
         let summary: JobSummary
-        do {
-            summary = try await job.run(progress: { p in
-                let warnings = NetworkWarnings.drain()
-                if !warnings.isEmpty { bar.clear() }
-                for w in warnings { Terminal.warning(w) }
-                bar.update(p)
-                json?.write(p)
-            }, shouldStop: { signals.signal != nil })
+        do throws(ExportError) {
+            summary = try await running.value.get()
         } catch {
             bar.clear()
-            throw CommandFailure(error, context: NetworkWarnings.drain().last)
+            throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
         }
         bar.clear()
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
@@ -214,10 +224,17 @@ struct RunCommand: AsyncParsableCommand {
         let workDir = sharding.workDir ?? ShardPlan.defaultWorkDirectory(forOutput: URL(fileURLWithPath: output).standardizedFileURL.path)
         let planPath = plan ?? workDir + "/plan.json"
         try? FileManager.default.createDirectory(atPath: workDir, withIntermediateDirectories: true)
-        let made = try Sharding.makePlan(input: input, output: output, job: job, shards: sharding, overwrite: overwrite, planPath: planPath)
         let slurm = SlurmEngine(partition: partition, options: slurmOption)
-        let submission: SlurmEngine.Submission
-        do { submission = try slurm.submit(plan: made, planPath: planPath) } catch { throw CommandFailure(error) }
+        // Planning scans the input and sbatch is a child process: both off the cooperative pool.
+        let (job, sharding, overwrite) = (job, sharding, overwrite)
+        let submitted: Result<(ShardPlan, SlurmEngine.Submission), any Error> = await offThePool {
+            Result {
+                let made = try Sharding.makePlan(input: input, output: output, job: job, shards: sharding, overwrite: overwrite,
+                                                 planPath: planPath)
+                do throws(ShardError) { return (made, try slurm.submit(plan: made, planPath: planPath)) } catch { throw CommandFailure(error) }
+            }
+        }
+        let (made, submission) = try submitted.get()
         if !quiet {
             Sharding.describe(made, planPath: planPath)
             Terminal.line("slurm       tasks: job \(submission.tasks) (array 0-\(made.taskCount - 1)); join: job \(submission.join) (afterok)")
@@ -230,18 +247,25 @@ struct RunCommand: AsyncParsableCommand {
         let total = max(1, made.shards.reduce(0) { $0 + $1.frames })
         let start = Date()
         let showBar = !quiet && Terminal.isInteractive
-        do {
-            try await slurm.wait(submission, plan: made, shouldStop: { signals.signal != nil }) { done in
-                guard showBar else { return }
-                let fraction = min(1, Double(done) / Double(total))
-                Terminal.write(String(format: "\r[%@%@] %3.0f%%  frame %lld of %lld  %@\u{1B}[K",
-                                      String(repeating: "#", count: Int(fraction * 24)), String(repeating: " ", count: 24 - Int(fraction * 24)),
-                                      fraction * 100, done, total, Format.duration(Date().timeIntervalSince(start))))
+        let following = Task { () -> ShardError? in
+            do throws(ShardError) {
+                try await slurm.wait(submission, plan: made) { done in
+                    guard showBar else { return }
+                    let fraction = min(1, Double(done) / Double(total))
+                    Terminal.write(String(format: "\r[%@%@] %3.0f%%  frame %lld of %lld  %@\u{1B}[K",
+                                          String(repeating: "#", count: Int(fraction * 24)), String(repeating: " ", count: 24 - Int(fraction * 24)),
+                                          fraction * 100, done, total, Format.duration(Date().timeIntervalSince(start))))
+                }
+                return nil
+            } catch {
+                return error
             }
-        } catch {
+        }
+        signals.onStop { following.cancel() }
+        if let error = await following.value {
             if showBar { Terminal.write("\r\u{1B}[K") }
             if signals.signal != nil {
-                slurm.cancel(submission)
+                await offThePool { slurm.cancel(submission) }
                 Terminal.line("livefilter: stopped; Slurm jobs \(submission.tasks) and \(submission.join) were cancelled")
                 throw ExitCode(LiveFilterExit.interrupted.rawValue)
             }

@@ -12,6 +12,9 @@ struct RunReport: Encodable {
     var roundedFrom: String?
     var rotationApplied: Int
     var videoPath: String
+    /// The path of each interval: one unless a live chain change re-planned it or the stream
+    /// changed format mid-way (then those pictures went through RGB).
+    var videoPaths: [PathInterval]
     var audioPath: String
     var frameRate: String?
     var framesDecoded: Int
@@ -30,6 +33,12 @@ struct RunReport: Encodable {
     var ticks: Ticks?
     /// Live chain changes (`--control`), each with the first tick it filtered.
     var chainChanges: [ChainChange]?
+
+    struct PathInterval: Encodable {
+        var fromTick: Int64
+        var seconds: Double
+        var path: String
+    }
 
     struct ChainChange: Encodable {
         var tick: Int
@@ -59,6 +68,7 @@ struct RunReport: Encodable {
         roundedFrom = s.roundedFrom?.description
         rotationApplied = s.appliedRotation
         videoPath = s.videoPath.rawValue
+        videoPaths = s.videoPaths.map { PathInterval(fromTick: $0.fromTick, seconds: $0.seconds, path: $0.path.rawValue) }
         audioPath = s.audioPath.rawValue
         frameRate = job.usesTickClock ? job.outputRate.description : nil
         framesDecoded = s.framesDecoded

@@ -136,20 +136,10 @@ enum Serving {
         }
     }
 
-    /// The job; with `--serve` on a file input and no `--hls-playlist`, the playlist is EVENT instead of
-    /// VOD, so it is published after every segment and the page plays during the run (ENDLIST at the end).
-    static func job(_ config: JobConfiguration, serving: Bool) throws(JobError) -> TranscodeJob {
-        let job = try TranscodeJob(configuration: config)
-        guard serving, config.hlsPlaylistType == nil, !job.demuxer.isLive else { return job }
-        var event = config
-        event.hlsPlaylistType = .event
-        return try TranscodeJob(configuration: event)
-    }
-
     /// Serves until SIGINT or SIGTERM, then stops the server and returns (exit 0).
     static func keepServing(_ server: HTTPService, until signals: StopSignals, announce: Bool = true) async {
         if announce { Terminal.line("finished; still serving at \(server.baseURL)/ (Ctrl-C to stop)") }
-        while signals.signal == nil { try? await Task.sleep(for: .milliseconds(100)) }
+        await signals.wait()
         await server.stop()
     }
 

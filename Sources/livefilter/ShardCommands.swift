@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import MediaIO
 import Pipeline
 import Shards
@@ -105,14 +106,25 @@ enum Sharding {
         let signals = StopSignals()
         let progressPath = plan.progressPath(task == .audio ? nil : { if case let .video(k) = task { k } else { nil } }())
         try? FileManager.default.createDirectory(atPath: (progressPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        var lastWrite = Date.distantPast
+        let lastWrite = Mutex(Date.distantPast)
+        let running = Task { () -> Result<PartManifest, ShardError> in
+            do throws(ShardError) {
+                return .success(try await ShardRunner.run(plan: plan, task: task, configuration: config, progress: { p in
+                    guard lastWrite.withLock({ last in
+                        guard Date().timeIntervalSince(last) > 1 else { return false }
+                        last = Date()
+                        return true
+                    }) else { return }
+                    try? "\(p.framesWritten)\n".write(toFile: progressPath, atomically: true, encoding: .utf8)
+                }))
+            } catch {
+                return .failure(error)
+            }
+        }
+        signals.onStop { running.cancel() }
         let manifest: PartManifest
-        do {
-            manifest = try await ShardRunner.run(plan: plan, task: task, configuration: config, progress: { p in
-                guard Date().timeIntervalSince(lastWrite) > 1 else { return }
-                lastWrite = Date()
-                try? "\(p.framesWritten)\n".write(toFile: progressPath, atomically: true, encoding: .utf8)
-            }, shouldStop: { signals.signal != nil })
+        do throws(ShardError) {
+            manifest = try await running.value.get()
         } catch {
             try? FileManager.default.removeItem(atPath: progressPath)
             if signals.signal != nil { throw ExitCode(LiveFilterExit.interrupted.rawValue) }

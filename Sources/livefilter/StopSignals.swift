@@ -4,10 +4,12 @@ import Glibc
 import MediaIO
 import Synchronization
 
-/// Turns SIGINT and SIGTERM into a flag the pipeline polls, so a run finishes a playable output.
-/// A second signal leaves at once, removing every unfinished temporary file.
+/// Turns SIGINT and SIGTERM into a stop: the run's task is cancelled (`onStop`) and whoever waits
+/// (`wait()`) is resumed, so a run finishes a playable output. Nothing polls the flag. A second
+/// signal leaves at once, removing every unfinished temporary file.
 final class StopSignals: @unchecked Sendable {
     private let received = Atomic<Int32>(0)
+    private let waiting = Mutex<[@Sendable () -> Void]>([])
     // Kept alive for the life of the process; only touched in init.
     private let sources: [any DispatchSourceSignal]
 
@@ -25,6 +27,7 @@ final class StopSignals: @unchecked Sendable {
                     AtomicFile.removeUnfinishedTemporaries()
                     Foundation.exit(128 + sig)
                 }
+                for action in waiting.withLock({ list in defer { list = [] }; return list }) { action() }
             }
             source.resume()
         }
@@ -34,5 +37,22 @@ final class StopSignals: @unchecked Sendable {
     var signal: Int32? {
         let s = received.load(ordering: .relaxed)
         return s == 0 ? nil : s
+    }
+
+    /// Calls `action` once, at the first signal (at once if one came already).
+    func onStop(_ action: @escaping @Sendable () -> Void) {
+        let now: Bool = waiting.withLock { list in
+            if signal != nil { return true }
+            list.append(action)
+            return false
+        }
+        if now { action() }
+    }
+
+    /// Suspends until the first signal.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            onStop { continuation.resume() }
+        }
     }
 }

@@ -261,6 +261,74 @@ struct JobPlanTests {
         #expect(try audio("aac", channels: 2, rate: 48000, .automatic, png: true) == .none)
     }
 
+    /// The encoder's keyframe interval is the schedule's longest segment, so x264 never adds a
+    /// keyframe the schedule did not ask for: brute force over durations that are not a whole
+    /// number of ticks, checked against every segment the schedule cuts.
+    @Test(arguments: [(2.01, Rational(30, 1)), (2.002, Rational(30, 1)), (6.006, Rational(60, 1)), (1.5, Rational(25, 1)),
+                      (2.0, Rational(30000, 1001)), (0.7, Rational(24000, 1001))] as [(Double, Rational)])
+    func keyframeIntervalCoversTheLongestSegment(_ seconds: Double, _ rate: Rational) throws {
+        let plan = try Self.plan("", output: "hls/index.m3u8") { $0.hls.segmentDuration = seconds; $0.frameRate = rate }
+        let schedule = try #require(plan.segmentSchedule)
+        let lengths = (0..<400).map { schedule.firstTick(ofSegment: $0 + 1) - schedule.firstTick(ofSegment: $0) }
+        guard case let .frames(interval)? = plan.renditions.first?.encoder.keyframeInterval else {
+            Issue.record("no keyframe interval in frames"); return
+        }
+        #expect(Int64(interval) == lengths.max(), "interval \(interval), segments \(Set(lengths).sorted())")
+    }
+
+    /// One rule for keyframes: segment starts, a shard's first tick, input keyframes when asked; nothing else.
+    @Test func keyframeRuleIsTheScheduleTheShardAndTheSource() throws {
+        let hls = try Self.plan("", output: "hls/index.m3u8") { $0.hls.segmentDuration = 2 }
+        for tick in Int64(0)..<200 {
+            #expect(hls.keyframes.forces(at: tick, sourceKeyframe: false) == (tick % 60 == 0), "tick \(tick)")
+            #expect(hls.keyframes.forces(at: tick, sourceKeyframe: true) == (tick % 60 == 0), "a source keyframe alone does not count")
+        }
+        let file = try Self.plan("") { $0.keyframesAtSource = true; $0.frameRate = Rational(30, 1) }
+        #expect(file.keyframes.forces(at: 7, sourceKeyframe: true))
+        #expect(!file.keyframes.forces(at: 7, sourceKeyframe: false))
+        let shard = try Self.plan("") {
+            $0.frameRate = Rational(30, 1)
+            $0.shard = ShardWindow(start: 300, end: 600, encodeFrom: 240, encodeUntil: 630, seekKeyframe: 7_000, tickOrigin: 12,
+                                   firstSegment: 5, firstImageNumber: 301)
+        }
+        #expect(shard.keyframes.forces(at: 300, sourceKeyframe: false))
+        #expect(!shard.keyframes.forces(at: 240, sourceKeyframe: true) && !shard.keyframes.forces(at: 301, sourceKeyframe: false))
+        let window = try #require(shard.window)
+        #expect(window.kept == 300..<600 && window.fed == 240..<630)
+        #expect(window.seekKeyframe == 7_000 && window.tickOrigin == 12 && window.firstSegment == 5 && window.firstImageNumber == 301)
+        #expect(try Self.plan("").window == nil)
+    }
+
+    /// A live input's stall timeout is decided by the plan: as asked, else from the playlist's target duration.
+    @Test func stallTimeoutIsPlanned() throws {
+        var live = Self.facts(live: true)
+        #expect(try Self.plan("", output: "o.m3u8", facts: live).stallTimeout == .seconds(3 * 4 + 10))
+        live.targetDuration = 6
+        #expect(try Self.plan("", output: "o.m3u8", facts: live).stallTimeout == .seconds(3 * 6 + 10))
+        #expect(try Self.plan("", output: "o.m3u8", facts: live) { $0.stallTimeout = .seconds(5) }.stallTimeout == .seconds(5))
+        #expect(try Self.plan("").stallTimeout == nil, "a file never stalls")
+    }
+
+    /// A file served while it runs is EVENT; asked for, the type stands; live stays live.
+    @Test func servedWhileRunningMakesAFileAnEventPlaylist() throws {
+        #expect(try Self.plan("", output: "o.m3u8") { $0.servedWhileRunning = true }.hlsOptions?.playlistType == .event)
+        #expect(try Self.plan("", output: "o.m3u8").hlsOptions?.playlistType == .vod)
+        #expect(try Self.plan("", output: "o.m3u8") { $0.servedWhileRunning = true; $0.hlsPlaylistType = .vod }.hlsOptions?.playlistType == .vod)
+        #expect(try Self.plan("", output: "o.m3u8", facts: Self.facts(live: true)) { $0.servedWhileRunning = true }
+            .hlsOptions?.playlistType == .live)
+    }
+
+    /// The master playlist's rates before any segment come from the planned audio, not an assumed rate.
+    @Test func plannedAudioRate() throws {
+        var facts = Self.facts()
+        facts.audio = AudioStreamInfo(index: 1, codecName: "opus", isAAC: false, sampleRate: 48000, channels: 2, bitRate: 160_000,
+                                      timeBase: Rational(1, 48000))
+        #expect(try Self.plan("", facts: facts) { $0.audio = .aac(AACSettings(bitRate: 96_000)) }.audioBitRate == 96_000)
+        facts.audio?.isAAC = true
+        #expect(try Self.plan("", facts: facts).audioBitRate == 160_000, "a copied track keeps its own rate")
+        #expect(try Self.plan("", facts: facts) { $0.audio = .none }.audioBitRate == nil)
+    }
+
     @Test func aChainThatDoesNotFitFailsAtPlanning() {
         #expect(throws: JobError.self) { try Self.plan("crop 2000x100+0+0") }
     }

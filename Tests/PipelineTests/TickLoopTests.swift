@@ -57,6 +57,17 @@ struct ScriptedInput: TickInput {
         return .frame(next, Self.ms(times[next]))
     }
 
+    /// Sleeps until the next frame is decoded or the deadline, whichever comes first: exactly when
+    /// a real input would wake the loop.
+    mutating func wait<C: Clock>(until deadline: C.Instant?, on clock: C) async throws where C.Duration == Duration {
+        guard let ready = next < times.count ? (decoded ?? arrivals)?[next] : nil else {
+            if let deadline { try await clock.sleep(until: deadline, tolerance: nil) }
+            return
+        }
+        let wake = clock.now.advanced(by: .milliseconds(max(0, ready - nowMilliseconds)))
+        try await clock.sleep(until: deadline.map { min($0, wake) } ?? wake, tolerance: nil)
+    }
+
     var runsAheadOfClock: Bool { arrivals != nil }
     /// Arrived but not yet decoded.
     var hasBacklog: Bool { next < times.count && arrivals.map { $0[next] <= nowMilliseconds } == true }

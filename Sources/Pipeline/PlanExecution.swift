@@ -1,0 +1,181 @@
+import Dispatch
+import Logging
+import MediaIO
+
+/// How a stopped run (its task cancelled) ends.
+enum StopBehavior: Sendable {
+    /// Finish the outputs with what was done: the encoders drain their look-ahead (the CLI's Ctrl-C).
+    case finish
+    /// The same, but the look-ahead is drained for at most 300 ms: the output ends at the last
+    /// frame the encoder produced by then (a library's cancelled export).
+    case finishQuickly
+    /// Keep nothing: temporary files are removed and the run reports `JobError.cancelled`.
+    case abandon
+}
+
+/// What each stage is told by the plan, beside the tick stage's `TickSpec`.
+extension JobPlan {
+    /// Encoded timestamps count ticks on the tick clock, else keep the input's time base.
+    var encodeTimeBase: Rational { timing.isConstantRate ? timing.rate.inverse : input.video.timeBase }
+    /// A live input gets room for minutes of packets, so the reader keeps the live edge current
+    /// while the pipeline catches up.
+    var readCapacity: Int { isLive ? 8192 : 64 }
+    /// The audio stream read, when the plan has audio.
+    var audioStream: Int? { audio == .none ? nil : input.audio?.index }
+}
+
+/// Executes a plan once: builds the outputs and the stages from the plan's specs, connects them with
+/// channels, runs the tick stage in the calling task and waits for the rest. It decides nothing.
+///
+/// ```
+/// read ─▶ decode ─▶ tick ─▶ filter ─▶ encode (per rendition) ─▶ mux (per output) ─▶ files
+///            └────────▶ audio ───────────────────────────────────────▶ mux (every output)
+/// ```
+final class PlanExecution {
+    private let plan: JobPlan
+    private let group = StageGroup()
+    private let outputs: RunOutputs
+    private let reader: ReadStage
+    private let decode: DecodeStage
+    private let filter: FilterStage
+    private let encoders: [EncodeStage]
+    private let audio: AudioStage?
+    private let ticks: TickStage
+    private let progress: RunProgress
+    /// Set when a quick stop begins: encoders drain their look-ahead only until then.
+    private let stopDeadline = StopDeadline()
+    private var summary: JobSummary
+
+    init(plan: JobPlan, demuxer: Demuxer, control: ChainControl?, log: Logger,
+         report: @escaping (JobProgress) -> Void) throws(MediaError) {
+        self.plan = plan
+        let timing = TimingRecorder()
+        let geometry = plan.geometry
+        summary = JobSummary(outputPath: plan.configuration.output, inputSize: plan.input.video.size, outputSize: geometry.encodeSize,
+                             roundedFrom: geometry.roundedFrom, appliedRotation: geometry.orientation.appliedRotation,
+                             videoPath: JobSummary.VideoPath(plan.videoPath), audioPath: JobSummary.AudioPath(plan.audio))
+        summary.inputWasLive = plan.isLive
+        summary.variant = demuxer.chosenVariant
+        let metrics = RunMetrics(dimensions: plan.configuration.metricsLabels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        // Latency is a segment's: measured for HLS outputs (input read → output segment published).
+        let arrivals: ArrivalLog? = if case .hls = plan.output { ArrivalLog() } else { nil }
+        // Output path checks come before any file is created.
+        outputs = try RunOutputs(plan: plan, timing: timing)
+        outputs.onSegmentPublished { [metrics, arrivals, log] record in
+            let latency = arrivals?.latency(ofSegmentStartingAt: record.startTick)
+            metrics.segmentPublished(latency: latency)
+            log.debug("segment published", metadata: ["uri": "\(record.uri)", "seconds": "\(record.duration)",
+                                                      "bytes": "\(record.bytes)", "latency": "\(latency.map { "\($0.seconds)" } ?? "-")"])
+        }
+        // A shard reads from its keyframe on: before any stage reads.
+        if let seek = plan.window?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
+        let timeBase = plan.encodeTimeBase
+        var encoders: [EncodeStage] = []
+        for (rendition, mux) in zip(plan.renditions, outputs.media) {
+            let encoder = plan.container.isImageSequence
+                ? try Encoder.png(size: rendition.size, timeBase: timeBase)
+                : try Encoder.h264(size: rendition.size, frameRate: plan.timing.rate, timeBase: timeBase, color: plan.color,
+                                   settings: rendition.encoder, globalHeader: mux.sink.wantsGlobalHeader)
+            let stage = try EncodeStage(encoder: encoder, mux: mux, constantRate: plan.timing.isConstantRate,
+                                        keep: plan.window?.kept, timing: timing, stopDeadline: stopDeadline)
+            if let matrix = plan.displayMatrixTag { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
+            encoders.append(stage)
+        }
+        if plan.output == .discard {
+            encoders = [EncodeStage(discardingIn: timeBase, timing: timing, stopDeadline: stopDeadline)]
+        }
+        self.encoders = encoders
+        filter = try FilterStage(plan: plan, outputs: encoders, timeBase: timeBase, control: control, log: log, timing: timing)
+        reader = ReadStage(demuxer: demuxer, audioStream: plan.audioStream, capacity: plan.readCapacity, arrivals: arrivals)
+        decode = try DecodeStage(demuxer: demuxer, origin: plan.input.videoStart, packets: reader.packets,
+                                 withAudio: plan.audio != .none, nominalRate: plan.timing.rate, timing: timing)
+        audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: decode.audio,
+                               outputs: outputs.audioTargets, stopDeadline: stopDeadline)
+        if audio == nil { decode.audio?.finish() }
+        ticks = TickStage(spec: plan.tickSpec, decode: decode, reader: reader, filter: filter.work, arrivals: arrivals,
+                          audio: audio, metrics: metrics, log: log)
+        progress = RunProgress(plan: plan, decode: decode, filter: filter, encoders: encoders, audio: audio, outputs: outputs,
+                               ticks: ticks, timing: timing, metrics: metrics, report: report)
+        try outputs.begin()
+    }
+
+    /// Runs until the input ends, `--max-duration`, a stall, or the task is cancelled (then as
+    /// `onStop` says).
+    func run(onStop: StopBehavior) async throws(MediaError) -> JobSummary {
+        for stage in outputs.allMux { stage.start(in: group) }
+        for stage in encoders { stage.start(in: group) }
+        audio?.start(in: group)
+        filter.start(in: group)
+        decode.start(in: group)
+        reader.start(in: group)
+
+        var failure: (any Error)?
+        do {
+            try await ticks.run(tick: progress.reportIfDue)
+        } catch {
+            failure = error
+        }
+        // The tick stage is done: no more pictures. Stop reading (a stop may leave input unread).
+        reader.stop()
+        decode.frames.cancel()
+        let stopped = failure == nil && ticks.interrupted
+        if stopped, onStop == .abandon {
+            summary.abandoned = true
+            group.cancel()
+        } else if stopped, onStop == .finishQuickly {
+            stopDeadline.set(ContinuousClock.now + .milliseconds(300))
+            filter.work.finish(discardingPending: true)
+        } else {
+            filter.work.finish()
+        }
+        if failure != nil { group.cancel() }
+        await group.wait()
+
+        if let error = group.error ?? failure.flatMap({ $0 is ChannelCancelled ? nil : $0 }) {
+            outputs.discard()
+            throw asMediaError(error)
+        }
+        if summary.abandoned {
+            outputs.discard()
+            return summary
+        }
+        // A run that decoded no picture from an input that claims video leaves nothing behind.
+        if decode.framesDecoded == 0, !ticks.interrupted {
+            outputs.discard()
+            throw .noVideoFrames(plan.configuration.input)
+        }
+        do {
+            try await group.perform("commit") { [outputs] in try outputs.commit() }
+        } catch {
+            outputs.discard()
+            throw asMediaError(error)
+        }
+        summary.outputs = outputs.playlists
+        summary.hlsRenditions = outputs.hlsRenditions
+        summary.warnings += outputs.lint()
+        progress.finish(&summary)
+        if let stalled = ticks.stalledSeconds { throw .inputStalled(plan.configuration.input, seconds: stalled) }
+        return summary
+    }
+}
+
+/// A stage's error as the `MediaError` a job reports.
+func asMediaError(_ error: any Error) -> MediaError {
+    switch error {
+    case let error as MediaError: error
+    case let error as FFmpegError: .processing(error)
+    default: .processing(FFmpegError(.operationNotPermitted, operation: "\(error)"))
+    }
+}
+
+extension JobSummary.VideoPath {
+    init(_ path: VideoPath) {
+        switch path { case .passthrough: self = .passthrough; case .planar: self = .planar; case .rgbChain: self = .rgbChain }
+    }
+}
+
+extension JobSummary.AudioPath {
+    init(_ plan: AudioPlan) {
+        switch plan { case .none: self = .none; case .copy: self = .copy; case .aac: self = .aac }
+    }
+}

@@ -1,0 +1,239 @@
+import Logging
+import MediaIO
+
+/// What the tick stage is told by the plan: how output time is made, which part of it this run
+/// makes, where keyframes go and when a live input has gone silent for good.
+struct TickSpec {
+    var timing: OutputTiming
+    /// The live input's latency bound (nil: not live).
+    var maxLatency: Duration?
+    var isLive: Bool
+    /// A file paced on the wall clock (`--realtime`).
+    var realtime: Bool
+    var keyframes: KeyframeRule
+    /// A shard's part: the ticks (or kept timestamps) fed to the encoder.
+    var fed: Range<Int64>?
+    /// A shard on the tick clock: tick 0's input time, and the ticks to make.
+    var tickWindow: TickWindow?
+    /// A shard that seeks: its first fed frame must be exactly its planned keyframe (timestamps kept).
+    var seeks: Bool
+    var stallTimeout: Duration?
+    /// Seconds of input after which the run ends normally (`--max-duration`).
+    var maxDuration: Double?
+    var input: String
+}
+
+extension JobPlan {
+    var tickSpec: TickSpec {
+        let timeBase = input.video.timeBase
+        let tickWindow: TickWindow? = window.flatMap { window in
+            guard timing.isConstantRate else { return nil }
+            return TickWindow(origin: MediaTime(value: window.tickOrigin, numerator: Int64(timeBase.numerator),
+                                                denominator: Int64(timeBase.denominator)),
+                              firstTick: window.fed.lowerBound, endTick: window.fed.upperBound == .max ? nil : window.fed.upperBound)
+        }
+        return TickSpec(timing: timing, maxLatency: maxLatency, isLive: isLive, realtime: configuration.realtime,
+                        keyframes: keyframes, fed: window?.fed, tickWindow: tickWindow, seeks: window?.seekKeyframe != nil,
+                        stallTimeout: stallTimeout, maxDuration: configuration.maxDuration, input: configuration.input)
+    }
+}
+
+/// The tick stage, run in the calling task: takes decoded frames, decides which picture each output
+/// tick shows (or keeps each frame's own time), and hands the filter stage its work with the plan's
+/// keyframe decision. It ends at the input's end, at `--max-duration`, when the task is cancelled
+/// (a stop), or when a live input has been silent past the stall timeout.
+final class TickStage {
+    private let spec: TickSpec
+    private let decode: DecodeStage
+    private let reader: ReadStage
+    private let filter: Channel<FilterWork>
+    private let arrivals: ArrivalLog?
+    private let audio: AudioStage?
+    private let metrics: RunMetrics
+    private let log: Logger
+
+    private(set) var ticksShown = 0
+    private(set) var ticksRepeated = 0
+    /// Frames decoded only to reach a shard's first picture, and frames out of order (timestamps kept).
+    private(set) var prerollFrames = 0
+    private(set) var framesDropped = 0
+    private(set) var statistics: TickStatistics?
+    /// The seconds a live input was silent, when that ended the run.
+    private(set) var stalledSeconds: Int?
+    private(set) var interrupted = false
+    private(set) var truncated = false
+    /// The previous tick showed a new frame (a repeat after one begins an input stall).
+    private var previousTickWasNew = false
+    private var lastOutputPts: Int64 = .min
+
+    init(spec: TickSpec, decode: DecodeStage, reader: ReadStage, filter: Channel<FilterWork>, arrivals: ArrivalLog?,
+         audio: AudioStage?, metrics: RunMetrics, log: Logger) {
+        (self.spec, self.decode, self.reader, self.filter) = (spec, decode, reader, filter)
+        (self.arrivals, self.audio, self.metrics, self.log) = (arrivals, audio, metrics, log)
+    }
+
+    /// Runs to the end; `tick` is called after every picture handed on (progress).
+    func run(tick: () -> Void) async throws {
+        do {
+            switch spec.timing {
+            case let .ticks(grid): try await runTicks(rate: grid.rate, tick: tick)
+            case .sourceTimestamps: try await runTimestamps(tick: tick)
+            }
+        } catch is CancellationError {
+            // The calling task was cancelled while the stage waited: a stop, at once.
+            interrupted = true
+        }
+    }
+
+    /// Checked once per tick (no wait): a cancelled task or `--max-duration` ends the stage.
+    private func stopping() -> Bool {
+        if Task.isCancelled { interrupted = true }
+        if let limit = spec.maxDuration, decode.mediaTime >= limit { truncated = true }
+        return interrupted || truncated
+    }
+
+    private func runTicks(rate: Rational, tick: () -> Void) async throws {
+        let loop = TickLoop<TimedFrame>(rate: rate, maxLatency: spec.maxLatency)
+        let emit: (FrameSelector<TimedFrame>.Tick) async throws -> Void = { [self] t in
+            ticksShown += 1
+            let keyframe = spec.keyframes.forces(at: t.index, sourceKeyframe: t.isNewFrame && t.payload.frame.isKeyframe)
+            if t.isNewFrame {
+                arrivals?.shown(tick: t.index, framePts: t.payload.time.value + decode.origin)
+                previousTickWasNew = true
+                try await filter.send(.show(t.payload.frame, pts: t.index, duration: 1, keyframe: keyframe))
+            } else {
+                if previousTickWasNew, spec.isLive {
+                    metrics.inputStalled()
+                    log.notice("input stalled: repeating the last picture", metadata: ["tick": "\(t.index)"])
+                }
+                previousTickWasNew = false
+                ticksRepeated += 1
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe))
+            }
+            tick()
+        }
+        if spec.isLive, let stallTimeout = spec.stallTimeout {
+            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout)
+            statistics = try await loop.run(clock: ContinuousClock(), input: &live, shouldStop: stopping,
+                                            onSkip: { [audio, log] in
+                                                log.notice("behind the live edge by more than --max-latency: skipped ahead",
+                                                           metadata: ["to": "\($0.seconds)"])
+                                                audio?.skip(to: $0)
+                                            }, emit: emit)
+            stalledSeconds = live.stalledSeconds
+            return
+        }
+        var file = FileTickInput(decode: decode)
+        do {
+            if spec.realtime {
+                statistics = try await loop.run(clock: ContinuousClock(), input: &file, window: spec.tickWindow,
+                                                shouldStop: stopping, emit: emit)
+            } else {
+                statistics = try await loop.run(clock: VirtualClock(), input: &file, window: spec.tickWindow,
+                                                shouldStop: stopping, emit: emit)
+            }
+        } catch let late as TickWindowLate {
+            throw MediaError.inputChanged(spec.input, reason: "read from the planned keyframe, its first frame (\(late.firstFrame)) comes after the shard's first tick \(late.firstTick)")
+        }
+    }
+
+    /// Timestamps kept: every frame once, strictly increasing (a shard: those in its window).
+    private func runTimestamps(tick: () -> Void) async throws {
+        while !stopping() {
+            guard case let .frame(timed)? = try await decode.frames.receive() else { break }
+            let pts = timed.relativePts
+            if let fed = spec.fed {
+                if pts < fed.lowerBound { prerollFrames += 1; continue }
+                if pts >= fed.upperBound { break }
+                if spec.seeks, lastOutputPts == .min, pts != fed.lowerBound {
+                    throw MediaError.inputChanged(spec.input, reason: "the shard's first frame is at \(pts), not at its planned keyframe \(fed.lowerBound)")
+                }
+            }
+            guard pts > lastOutputPts else { framesDropped += 1; continue }
+            lastOutputPts = pts
+            try await filter.send(.show(timed.frame, pts: pts, duration: timed.duration,
+                                        keyframe: spec.keyframes.forces(at: pts, sourceKeyframe: timed.frame.isKeyframe)))
+            tick()
+        }
+    }
+}
+
+/// A file or VOD input for the tick loop: `poll` suspends until the decode stage's next frame.
+struct FileTickInput: TickInput {
+    let decode: DecodeStage
+
+    mutating func poll() async throws -> TickInputEvent<TimedFrame> {
+        switch try await decode.frames.receive() {
+        case let .frame(f)?: .frame(f, f.time)
+        case let .end(t)?: .end(t)
+        case nil: .end(.zero)
+        }
+    }
+
+    /// Never called: `poll` waits for the decoder itself and never answers `.notYet`.
+    mutating func wait<C: Clock>(until deadline: C.Instant?, on clock: C) async throws where C.Duration == Duration {
+        await decode.frames.waitUntilReady()
+    }
+
+    var liveEdge: MediaTime? { nil }
+}
+
+/// A live input for the tick loop: `poll` takes what the decode stage has ready and never waits;
+/// `wait` suspends until the decode stage has a frame, the tick's deadline, or the moment the
+/// input's silence would become a stall, whichever comes first.
+struct LiveTickInput: TickInput {
+    let decode: DecodeStage
+    let reader: ReadStage
+    let stallTimeout: Duration
+    /// Set when the input went silent for longer than the stall timeout.
+    private(set) var stalledSeconds: Int?
+    private var lastEnd: MediaTime = .zero
+
+    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration) {
+        self.decode = decode
+        self.reader = reader
+        self.stallTimeout = stallTimeout
+    }
+
+    mutating func poll() throws -> TickInputEvent<TimedFrame> {
+        switch try decode.frames.tryReceive() {
+        case let .some(.frame(f)?):
+            lastEnd = MediaTime(value: f.time.value + f.duration, numerator: f.time.numerator, denominator: f.time.denominator)
+            return .frame(f, f.time)
+        case let .some(.end(t)?):
+            return .end(t)
+        case .some(nil):
+            return .end(lastEnd)
+        case nil:
+            let silent = reader.secondsSinceLastPacket
+            if silent > stallTimeout.seconds {
+                stalledSeconds = Int(silent)
+                return .end(lastEnd)
+            }
+            return .notYet
+        }
+    }
+
+    mutating func wait<C: Clock>(until deadline: C.Instant?, on clock: C) async throws where C.Duration == Duration {
+        // The silence becomes a stall (for `poll` to report) this long from now.
+        let stallIn = max(.zero, stallTimeout - .seconds(reader.secondsSinceLastPacket)) + .milliseconds(1)
+        var until = clock.now.advanced(by: stallIn)
+        if let deadline, deadline < until { until = deadline }
+        let frames = decode.frames
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [until] in try await clock.sleep(until: until, tolerance: nil) }
+            group.addTask { await frames.waitUntilReady() }
+            // The first to finish decides; the other is cancelled (its error, if any, dropped).
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    var liveEdge: MediaTime? {
+        reader.newestVideoTimestamp.map { decode.time($0 - decode.origin) }
+    }
+
+    var runsAheadOfClock: Bool { true }
+    var nextFrameNotBefore: MediaTime? { lastEnd == .zero ? nil : lastEnd }
+    var hasBacklog: Bool { reader.packets.queued > 0 }
+}
