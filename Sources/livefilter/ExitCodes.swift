@@ -2,7 +2,7 @@ import Filters
 import MediaIO
 import Pipeline
 
-/// The documented exit codes (README "Exit codes").
+/// The documented exit codes (docs/operations.md, "Exit codes").
 enum LiveFilterExit: Int32 {
     case ok = 0
     case processingFailed = 1

@@ -9,7 +9,7 @@ import Testing
 /// opens and probes as a 640x360 H.264 clip, but not one sample is there to decode. Before the fix
 /// `run` exited 0 and wrote a 262-byte MP4 with no frames (or a playlist with no segments).
 ///
-/// The contract: exit 11 (documented in README's "Exit codes"), exactly one stderr line, starting
+/// The contract: exit 11 (documented in docs/operations.md, "Exit codes"), exactly one stderr line, starting
 /// with `livefilter: error:` and saying that no video frame could be decoded, and nothing in the
 /// output folder — no output file, no hidden `.NAME.livefilter-*` temporary, no playlist or segment.
 extension EndToEnd {
@@ -122,15 +122,15 @@ extension EndToEnd {
             #expect(beside == ["frameless.mp4", "out"], "nothing beside the output folder: \(beside)")
         }
 
-        /// Exit 11 has a row in README's exit-code table that names what happened.
-        @Test("no frames: README documents exit 11")
+        /// Exit 11 has a row in the exit-code table of docs/operations.md that names what happened.
+        @Test("no frames: docs/operations.md documents exit 11")
         func noFramesExitCodeIsDocumented() throws {
-            let readme = try String(contentsOf: Paths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+            let readme = try String(contentsOf: Paths.packageRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
             let row = readme.split(separator: "\n").first { line in
                 let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
                 return cells.first == "11"
             }
-            let documented = try #require(row, "README's \"Exit codes\" table has no row for 11")
+            let documented = try #require(row, "docs/operations.md's \"Exit codes\" table has no row for 11")
             #expect(documented.lowercased().contains("frame"), "the row should say no video frame was decoded: \(documented)")
         }
 
