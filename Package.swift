@@ -9,7 +9,7 @@ import PackageDescription
 /// Why a build setting and not runtime dispatch: Swift has no per-function target attribute, so two
 /// kernel sets need two modules built with different `-target-cpu`, and the linker then keeps ONE
 /// copy of each generic specialisation both emit (weak hidden symbols): an AVX2 copy of, say, a
-/// sort may end up in the baseline path (seen here, BENCHMARKS.md). A per-module setting is the one
+/// sort may end up in the baseline path (seen here, BENCHMARKS.md, "Portable (SSE2) and AVX2 builds"). A per-module setting is the one
 /// SwiftPM honours for dependencies too: since tools version 6.2 it no longer refuses unsafeFlags
 /// in a dependency, so a package that depends on LiveFilter by URL and version gets the same kernels.
 let kernelSettings: [SwiftSetting] = {

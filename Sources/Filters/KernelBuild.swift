@@ -5,7 +5,7 @@ import Foundation
 /// CPU of the machine that builds it, as `-march=native` would (AVX2 + FMA, LLVM's "haswell", where
 /// the builder's /proc/cpuinfo has them; SSE2 otherwise; `LIVEFILTER_PORTABLE=1` forces SSE2). Swift
 /// has no per-function target attribute, so one binary cannot carry both kinds of kernel safely
-/// (BENCHMARKS.md, "Fast kernels from a plain build"): a binary built for AVX2 is for AVX2 machines,
+/// (BENCHMARKS.md, "Portable (SSE2) and AVX2 builds"): a binary built for AVX2 is for AVX2 machines,
 /// and `checkCPU()` says so clearly instead of dying on an illegal instruction.
 ///
 /// Everything here is `@inlinable`, so it is compiled into the caller's module with the caller's

@@ -4,7 +4,7 @@ import CCPUFeatures
 /// L1 with non-temporal stores (`lf_stream_line`), so a line of the output frame is never read
 /// first. The pool's frame is out of this core's caches when a pass writes it, and 16-byte stores
 /// each read their line: 0.25 ms of a 1080p quarter turn in the pipeline (BENCHMARKS.md,
-/// 2026-11-26). Used by the pass that writes the chain's output (`StreamingPlaneRenderer`).
+/// "What each kernel optimisation bought", 478eb8a). Used by the pass that writes the chain's output (`StreamingPlaneRenderer`).
 enum LineStream {
     /// Whether rows `stride` bytes apart from `base`, `width` bytes long, hold whole lines:
     /// line-aligned rows at least a line long.
