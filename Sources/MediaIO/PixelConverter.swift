@@ -1,5 +1,9 @@
 import CFFmpeg
-import Filters
+import struct Filters.FrameSize
+import class Filters.RGBImage
+import struct Filters.PlanarYUV420View
+import struct Filters.YUVConverter
+import enum Filters.YUVMatrix
 
 /// Colour conversion between decoded frames and packed RGB, with the matrix and range of the
 /// stream honoured in both directions so colours survive the round trip.
