@@ -14,6 +14,9 @@ source scripts/install-deps.sh
 # shellcheck source=scripts/cpu-flags.sh
 source scripts/cpu-flags.sh
 
+# The module layering (docs/ARCHITECTURE.md's table = Package.swift = every import): a second, not a build.
+bash scripts/check-imports.sh
+
 # One build of everything, tests included, in the configuration `swift test` uses (a plain `swift
 # build` first would compile every module, SwiftNIO and Hummingbird too, a second time).
 swift build -c release "${SWIFT_CPU_FLAGS[@]}" --build-tests

@@ -1,4 +1,4 @@
-import Filters
+import struct Filters.FrameSize
 
 /// Colour tags of a stream: how to turn its Y′CbCr samples into colours (ITU-T H.273's
 /// matrix coefficients, colour primaries and transfer characteristics, plus the sample range).

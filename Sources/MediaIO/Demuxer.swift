@@ -1,6 +1,6 @@
 import CFFmpeg
 import HLS
-import Filters
+import struct Filters.FrameSize
 import Foundation
 
 /// How an input is opened.

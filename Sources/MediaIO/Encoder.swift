@@ -1,5 +1,5 @@
 import CFFmpeg
-import Filters
+import struct Filters.FrameSize
 
 /// Encodes frames into packets. Owns its `AVCodecContext`.
 public final class Encoder {

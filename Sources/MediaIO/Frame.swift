@@ -1,5 +1,5 @@
 import CFFmpeg
-import Filters
+import class Filters.RGBImage
 
 /// A decoded or to-be-encoded frame that owns its `AVFrame`.
 /// One owner at a time; `@unchecked Sendable` so it can move between pipeline stages.

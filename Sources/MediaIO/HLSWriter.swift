@@ -1,6 +1,6 @@
 import CFFmpeg
 import Foundation
-import Filters
+import struct Filters.FrameSize
 import HLS
 
 /// One published segment, with what was measured while writing it.

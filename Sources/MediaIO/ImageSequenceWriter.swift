@@ -1,5 +1,5 @@
 import CFFmpeg
-import Filters
+import class Filters.RGBImage
 import Foundation
 
 /// A numbered PNG sequence (`frames/%05d.png`) from the png encoder's packets: one file per picture,

@@ -1,5 +1,5 @@
 import Foundation
-import Filters
+import struct Filters.FrameSize
 import HLS
 
 /// One rendition as the master playlist lists it: measured bit rates, size, rate and codecs.

@@ -1,5 +1,5 @@
 import CFFmpeg
-import Filters
+import struct Filters.FrameSize
 import Foundation
 
 /// Output containers livefilter writes, chosen by the output path.

@@ -1,5 +1,9 @@
 import CFFmpeg
-import Filters
+import struct Filters.FrameSize
+import class Filters.RGBImage
+import struct Filters.PlanarYUV420View
+import struct Filters.YUVConverter
+import enum Filters.YUVMatrix
 
 /// Colour conversion between decoded frames and packed RGB, with the matrix and range of the
 /// stream honoured in both directions so colours survive the round trip.
@@ -93,7 +97,7 @@ public final class RGBToFrame {
 
     public init(size: FrameSize, color: ColorDescription) throws(MediaError) {
         self.size = size
-        converter = YUVConverter(matrix: Self.matrix(color.matrix), range: .limited, downsampling: .box)
+        converter = YUVConverter(matrix: color.matrix.yuvMatrix, range: .limited, downsampling: .box)
         pool = FramePool(size: size, format: AV_PIX_FMT_YUV420P)
     }
 
@@ -106,15 +110,6 @@ public final class RGBToFrame {
             for x in image.width..<grown.width { (row + x * 3).update(from: source + (image.width - 1) * 3, count: 3) }
         }
         return grown
-    }
-
-    /// The Y′CbCr coefficients for a colour matrix (BT.601 for anything unlisted).
-    static func matrix(_ matrix: ColorMatrix) -> YUVMatrix {
-        switch matrix {
-        case .bt709: .bt709
-        case .bt2020nc, .bt2020c: .bt2020
-        default: .bt601
-        }
     }
 
     /// A new yuv420p frame holding `image`'s top-left `size` pixels. A picture narrower or shorter
@@ -193,49 +188,38 @@ final class FramePool {
     }
 }
 
-/// Runs a chain on decoded yuv420p frames plane by plane (`PlanarChainRenderer`): the chain's
-/// picture with no trip through RGB.
-public final class PlanarFrameFilter {
-    public let inputSize: FrameSize
-    public let outputSize: FrameSize
-    public let renderer: PlanarChainRenderer
+/// New yuv420p pictures of one size for a pass that writes a picture from a decoded one plane by
+/// plane (the planar chain: `PlanarFrameFilter` in Pipeline), from a buffer pool, so steady state
+/// allocates nothing per frame. The planes cross as a `PlanarYUV420View`; no FFmpeg type does.
+public final class PlanarFramePool {
+    public let size: FrameSize
     private let pool: FramePool
 
-    /// The range of the pictures it takes; its output is always limited range.
-    public let inputRange: ColorRange
-
-    /// Nil when the chain cannot run on the planes of this size (see `PlanarChainRenderer`).
-    /// `color` is the stream's matrix: it gives a pad's fill colour as samples. `inputRange` .full:
-    /// the pictures are full-range 4:2:0 (yuvj420p), written as limited range by a first pass.
-    public init?(chain: FilterChain, inputSize: FrameSize, color: ColorDescription, inputRange: ColorRange = .limited) {
-        let converter = YUVConverter(matrix: RGBToFrame.matrix(color.matrix), range: .limited)
-        guard let renderer = PlanarChainRenderer(chain: chain, inputSize: inputSize, color: converter,
-                                                 inputRange: inputRange == .full ? .full : .limited) else { return nil }
-        self.inputSize = inputSize
-        self.inputRange = inputRange
-        self.renderer = renderer
-        outputSize = renderer.outputSize
-        pool = FramePool(size: outputSize, format: AV_PIX_FMT_YUV420P)
+    public init(size: FrameSize) {
+        self.size = size
+        pool = FramePool(size: size, format: AV_PIX_FMT_YUV420P)
     }
 
-    /// Whether `frame` is a 4:2:0 picture of the expected size and range (a stream can change mid-way).
-    public func accepts(_ frame: Frame) -> Bool { Self.accepts(frame, size: inputSize, range: inputRange) }
-
-    /// Whether `frame` is an 8-bit 4:2:0 picture of `size` whose samples are in `range`
-    /// (`sampleRange`, an untagged frame taken to be in the stream's `range`).
-    public static func accepts(_ frame: Frame, size: FrameSize, range: ColorRange = .limited) -> Bool {
-        let f = frame.pointer.pointee
-        return (f.format == AV_PIX_FMT_YUV420P.rawValue || f.format == AV_PIX_FMT_YUVJ420P.rawValue)
-            && Int(f.width) == size.width && Int(f.height) == size.height && frame.sampleRange(stream: range) == range
-    }
-
-    /// A new frame holding the filtered picture at `time`.
-    public func apply(_ frame: Frame, at time: FrameTime = .zero) throws(MediaError) -> Frame {
+    /// A new frame whose planes `write` fills from `source`'s: tagged limited range (a planar pass
+    /// writes limited range whatever it read) with `source`'s matrix.
+    public func makeFrame(from source: Frame, write: (PlanarYUV420View) -> Void) throws(MediaError) -> Frame {
         let out = try pool.makeFrame()
-        renderer.render(frame.planarView, into: out.planarView, at: time)
+        write(out.planarView)
         out.pointer.pointee.color_range = AVCOL_RANGE_MPEG
-        out.pointer.pointee.colorspace = frame.pointer.pointee.colorspace
+        out.pointer.pointee.colorspace = source.pointer.pointee.colorspace
         return out
+    }
+}
+
+extension ColorMatrix {
+    /// The Y′CbCr coefficients the converters and the planar chain use for this matrix (BT.601 for
+    /// anything unlisted).
+    public var yuvMatrix: YUVMatrix {
+        switch self {
+        case .bt709: .bt709
+        case .bt2020nc, .bt2020c: .bt2020
+        default: .bt601
+        }
     }
 }
 
@@ -258,5 +242,14 @@ extension Frame {
             y: lf_frame_data(f, 0), yStride: Int(lf_frame_linesize(f, 0)),
             u: lf_frame_data(f, 1), uStride: Int(lf_frame_linesize(f, 1)),
             v: lf_frame_data(f, 2), vStride: Int(lf_frame_linesize(f, 2)), ownsRowPadding: true)
+    }
+
+    /// Whether the frame is an 8-bit 4:2:0 picture (yuv420p or yuvj420p: three planes `planarView`
+    /// describes) of `size` whose samples are in `range` (`sampleRange`, an untagged frame taken to
+    /// be in the stream's `range`).
+    public func isPlanarYUV420(size: FrameSize, range: ColorRange = .limited) -> Bool {
+        let f = pointer.pointee
+        return (f.format == AV_PIX_FMT_YUV420P.rawValue || f.format == AV_PIX_FMT_YUVJ420P.rawValue)
+            && Int(f.width) == size.width && Int(f.height) == size.height && sampleRange(stream: range) == range
     }
 }

@@ -1,5 +1,5 @@
 import CFFmpeg
-import Filters
+import struct Filters.FrameSize
 
 /// Facts about a video stream, copied out of FFmpeg so no pointer is borrowed.
 public struct VideoStreamInfo: Sendable {

@@ -1,6 +1,7 @@
 import Filters
 import Foundation
 import MediaIO
+import Pipeline
 import Testing
 
 /// The chain's meaning is RGB; the planar path must give that picture. Decoded real media (a pan
