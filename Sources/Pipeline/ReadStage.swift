@@ -11,6 +11,7 @@ final class ReadStage: @unchecked Sendable {
     private let audioIndex: Int?
     private let withVideo: Bool
     private let stopping = Atomic<Bool>(false)
+    private let ended = Atomic<Bool>(false)
     private let lastArrival = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     private let newestVideoPts = Atomic<Int64>(.min)
     /// Live inputs: when each video packet arrived (for the segments' latency).
@@ -36,7 +37,10 @@ final class ReadStage: @unchecked Sendable {
     }
 
     private func run() throws {
-        defer { packets.finish() }
+        defer {
+            ended.store(true, ordering: .relaxed)
+            packets.finish()
+        }
         let videoIndex = demuxer.video.index
         while !stopping.load(ordering: .relaxed) {
             let packet = Packet()
@@ -71,6 +75,9 @@ final class ReadStage: @unchecked Sendable {
         demuxer.interrupt()
         packets.cancel()
     }
+
+    /// Whether reading has ended (the input's end, an error or a stop): no more silence to measure.
+    var hasEnded: Bool { ended.load(ordering: .relaxed) }
 
     /// Seconds since the last packet arrived.
     var secondsSinceLastPacket: Double {

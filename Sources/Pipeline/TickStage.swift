@@ -205,8 +205,10 @@ struct LiveTickInput: TickInput {
         case .some(nil):
             return .end(lastEnd)
         case nil:
+            // A stall is the input's silence: not time spent on packets already read (a backlog
+            // for the decoder), and nothing once reading has ended.
             let silent = reader.secondsSinceLastPacket
-            if silent > stallTimeout.seconds {
+            if silent > stallTimeout.seconds, !reader.hasEnded, !hasBacklog {
                 stalledSeconds = Int(silent)
                 return .end(lastEnd)
             }
