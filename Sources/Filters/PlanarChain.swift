@@ -142,24 +142,11 @@ public final class PlanarChainRenderer {
     /// `inputRange` .full: the source's samples are full range (yuvj420p); a first pass writes them
     /// as limited range (`RangeToLimited`), which the chain's filters and the output are in.
     public init?(chain: FilterChain, inputSize: FrameSize, color: YUVConverter, inputRange: YUVRange = .limited) {
-        guard var passes = Self.isRangeOnly(chain, inputSize: inputSize, inputRange: inputRange)
-            ? [] : Self.passes(of: chain, inputSize: inputSize) else { return nil }
-        if inputRange == .full {
-            passes.insert(Pass(filter: RangeToLimited(), name: "range", outputSize: inputSize), at: 0)
-        } else if let first = passes.first, first.filter.drawsInPlace {
-            // Drawing in place needs a picture of our own to draw on: never the decoder's.
-            passes.insert(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: .identity)), name: "copy", outputSize: inputSize), at: 0)
-        }
+        guard let passes = Self.executedPasses(of: chain, inputSize: inputSize, inputRange: inputRange) else { return nil }
         self.inputSize = inputSize
         var planes: [[Stage]] = []
         for role in PlaneRole.allCases {
-            var renderers: [any PlaneRenderer] = []
-            var size = inputSize
-            for pass in passes {
-                guard let renderer = pass.filter.makePlaneRenderer(picture: size, role: role, color: color) else { return nil }
-                renderers.append(renderer)
-                size = pass.outputSize
-            }
+            guard let renderers = Self.renderers(of: passes, inputSize: inputSize, role: role, color: color) else { return nil }
             // Ping-pong as in ChainRenderer: a writing pass reuses the buffer of the writing pass
             // before the previous one; the last writing pass writes the destination.
             let lastWriting = renderers.lastIndex { !($0 is any InPlacePlaneRenderer) }
@@ -189,21 +176,40 @@ public final class PlanarChainRenderer {
         isTimeDependent = chain.filters.contains { ($0 as? any TimeVaryingFilter)?.isTimeDependent == true }
     }
 
-    /// Whether `chain` can run on the planes of `inputSize` pictures (no allocation).
-    public static func supports(_ chain: FilterChain, inputSize: FrameSize, inputRange: YUVRange = .limited) -> Bool {
-        if isRangeOnly(chain, inputSize: inputSize, inputRange: inputRange) { return true }
-        guard let passes = passes(of: chain, inputSize: inputSize) else { return false }
-        var size = inputSize
-        for pass in passes {
-            guard pass.filter.acceptsPlanes(of: size) else { return false }
-            size = pass.outputSize
-        }
-        return true
+    /// Whether `init` succeeds for these arguments: the same passes, and every pass's plane renderer
+    /// for each plane with the stream's colours (`eq` and `grayscale` are planar only on streams of
+    /// their matrix), without the buffers. The one rule a planner asks.
+    public static func supports(_ chain: FilterChain, inputSize: FrameSize, color: YUVConverter,
+                                inputRange: YUVRange = .limited) -> Bool {
+        guard let passes = executedPasses(of: chain, inputSize: inputSize, inputRange: inputRange) else { return false }
+        return PlaneRole.allCases.allSatisfy { renderers(of: passes, inputSize: inputSize, role: $0, color: color) != nil }
     }
 
-    /// An empty chain on full-range pictures is the range pass alone.
-    private static func isRangeOnly(_ chain: FilterChain, inputSize: FrameSize, inputRange: YUVRange) -> Bool {
-        chain.isEmpty && inputRange == .full && inputSize.width % 2 == 0 && inputSize.height % 2 == 0
+    /// The passes `init` runs: the chain's, after a range pass for full-range pictures, or after a
+    /// copy when the first draws in place (it needs a picture of its own, never the decoder's).
+    private static func executedPasses(of chain: FilterChain, inputSize: FrameSize, inputRange: YUVRange) -> [Pass]? {
+        // An empty chain on full-range pictures is the range pass alone.
+        let rangeOnly = chain.isEmpty && inputRange == .full && inputSize.width % 2 == 0 && inputSize.height % 2 == 0
+        guard var passes = rangeOnly ? [] : passes(of: chain, inputSize: inputSize) else { return nil }
+        if inputRange == .full {
+            passes.insert(Pass(filter: RangeToLimited(), name: "range", outputSize: inputSize), at: 0)
+        } else if let first = passes.first, first.filter.drawsInPlace {
+            passes.insert(Pass(filter: PlanarMoveFilter(move: PlanarMove(transform: .identity)), name: "copy", outputSize: inputSize), at: 0)
+        }
+        return passes
+    }
+
+    /// One plane's renderers for `passes`, or nil when a filter cannot run on it.
+    private static func renderers(of passes: [Pass], inputSize: FrameSize, role: PlaneRole,
+                                  color: YUVConverter) -> [any PlaneRenderer]? {
+        var renderers: [any PlaneRenderer] = []
+        var size = inputSize
+        for pass in passes {
+            guard let renderer = pass.filter.makePlaneRenderer(picture: size, role: role, color: color) else { return nil }
+            renderers.append(renderer)
+            size = pass.outputSize
+        }
+        return renderers
     }
 
     private struct Pass {

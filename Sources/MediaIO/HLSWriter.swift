@@ -3,25 +3,6 @@ import Foundation
 import struct Filters.FrameSize
 import HLS
 
-/// One published segment, with what was measured while writing it.
-public struct HLSSegmentRecord: Sendable, Equatable {
-    /// Media sequence number (0 for the first segment of the run).
-    public var sequence: Int
-    /// File name, relative to the playlist's folder.
-    public var uri: String
-    /// Start of the segment in seconds of the writer's input timeline.
-    public var startTime: Double
-    /// EXTINF duration in seconds.
-    public var duration: Double
-    public var bytes: Int
-    /// The segment's first video packet is a keyframe.
-    public var startsWithKeyframe: Bool
-    /// EXT-X-PROGRAM-DATE-TIME (event and live playlists).
-    public var programDateTime: Date?
-    /// The output tick of the segment's first packet (the cutting stream's time base).
-    public var startTick: Int64 = 0
-}
-
 /// Writes one HLS rendition (segments + media playlist) from encoded packets, following RFC 8216.
 ///
 /// Design: ONE `Muxer` (`mpegts`, or `mp4` for fMP4) for the whole run, writing through a custom
@@ -206,7 +187,7 @@ public final class HLSWriter: PacketSink {
     public func begin() throws(MediaError) {
         guard !headerWritten, !discarded else { return }
         guard !streams.isEmpty else { throw .invalidSettings("an HLS output needs at least one stream") }
-        for i in streams.indices { streams[i].codec = codecString(ofStream: i, keyframe: nil) }
+        for i in streams.indices { streams[i].codec = Self.codecString(of: muxer.codecParameters(ofStream: i), keyframe: nil) }
         if overwrite, publishesDuringRun { unlink(playlistPath) }
         try muxer.begin()
         headerWritten = true
@@ -264,7 +245,7 @@ public final class HLSWriter: PacketSink {
             let time = Double(pts) * timeBase.doubleValue
             let end = Double(pts + max(0, p.pointee.duration)) * timeBase.doubleValue
             if streams[index].codec == nil, packet.isKeyframe {
-                streams[index].codec = codecString(ofStream: index, keyframe: packet)
+                streams[index].codec = Self.codecString(of: muxer.codecParameters(ofStream: index), keyframe: packet)
             }
             let tick = rescale(pts, from: timeBase.av, to: schedule.grid.timeBase.av)
             try cutIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
@@ -308,32 +289,6 @@ public final class HLSWriter: PacketSink {
         } else {
             try? publishPlaylist(ended: true)
         }
-    }
-
-    // MARK: - Measurements
-
-    /// Largest segment bit rate (bytes × 8 / EXTINF), ignoring a last segment shorter than half the
-    /// target when there are others (its rate is noise). RFC 8216's BANDWIDTH.
-    public var peakBitRate: Int {
-        var considered = segments
-        if considered.count > 1, let last = considered.last, last.duration < options.segmentDuration / 2 {
-            considered.removeLast()
-        }
-        let rates = considered.filter { $0.duration > 0 }.map { Double($0.bytes) * 8 / $0.duration }
-        return Int((rates.max() ?? 0).rounded(.up))
-    }
-
-    /// Total segment bytes × 8 / total duration. RFC 8216's AVERAGE-BANDWIDTH.
-    public var averageBitRate: Int {
-        let seconds = segments.reduce(0) { $0 + $1.duration }
-        guard seconds > 0 else { return 0 }
-        return Int((Double(segments.reduce(0) { $0 + $1.bytes }) * 8 / seconds).rounded(.up))
-    }
-
-    /// This rendition as a master playlist entry; `uri` is the media playlist relative to the master.
-    public func rendition(uri: String) -> HLSRendition {
-        HLSRendition(uri: uri, peakBitRate: peakBitRate, averageBitRate: averageBitRate, resolution: resolution,
-                     frameRate: frameRate, codecs: codecsString)
     }
 
     // MARK: - Segments
@@ -433,24 +388,5 @@ public final class HLSWriter: PacketSink {
             segments: listed.map { MediaSegment(duration: $0.duration, uri: $0.uri, programDateTime: $0.programDateTime) },
             endList: ended)
         try AtomicFile.write(Array(playlist.render(durationDecimals: 3).utf8), to: playlistPath, displayPath: playlistPath)
-    }
-
-    // MARK: - Codec strings
-
-    private func codecString(ofStream index: Int, keyframe: Packet?) -> String? {
-        let par = muxer.codecParameters(ofStream: index)
-        let extradata: [UInt8] = par.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(par.extradata_size))) } ?? []
-        switch par.codec_id {
-        case AV_CODEC_ID_H264:
-            if let s = CodecStrings.avc1(extradata: extradata) { return s }
-            return keyframe.flatMap { CodecStrings.avc1(annexB: $0.bytes) }
-        case AV_CODEC_ID_AAC:
-            if let s = CodecStrings.mp4a(audioSpecificConfig: extradata) { return s }
-            if let s = keyframe.flatMap({ CodecStrings.mp4a(adtsHeader: Array($0.bytes.prefix(7))) }) { return s }
-            // FF_PROFILE_AAC_LOW (1) and friends are object type - 1.
-            return par.profile >= 0 ? "mp4a.40.\(par.profile + 1)" : "mp4a.40.2"
-        default:
-            return nil
-        }
     }
 }

@@ -102,14 +102,16 @@ final class PlanarPath {
 
     /// Whether the chain, and each rendition's scale from its picture, run on the planes: the one
     /// rule the plan decides the video path by (`JobPlan.videoPath`), and what `init` builds.
-    static func isFeasible(chain: FilterChain, input: VideoStreamInfo, chainOutputSize: FrameSize,
+    static func isFeasible(chain: FilterChain, input: VideoStreamInfo, color: ColorDescription, chainOutputSize: FrameSize,
                            renditionSizes: [FrameSize]) -> Bool {
         let range: YUVRange = input.decodedRange == .full ? .full : .limited
-        guard chain.isEmpty && range == .limited || PlanarChainRenderer.supports(chain, inputSize: input.size, inputRange: range)
-        else { return false }
+        // The stream's matrix, as `PlanarFrameFilter` gives it to the renderers.
+        let converter = YUVConverter(matrix: color.matrix.yuvMatrix, range: .limited)
+        guard chain.isEmpty && range == .limited
+            || PlanarChainRenderer.supports(chain, inputSize: input.size, color: converter, inputRange: range) else { return false }
         return renditionSizes.allSatisfy {
             $0 == chainOutputSize || PlanarChainRenderer.supports(FilterChain([Scale(width: $0.width, height: $0.height)]),
-                                                                  inputSize: chainOutputSize)
+                                                                  inputSize: chainOutputSize, color: converter)
         }
     }
 

@@ -289,7 +289,7 @@ public struct JobPlan: Sendable {
             output = .file(path: configuration.output, container: container)
         }
         self.renditions = renditions
-        videoPath = Self.videoPath(video: video, geometry: geometry, renditions: renditions,
+        videoPath = Self.videoPath(video: video, color: color, geometry: geometry, renditions: renditions,
                                    imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB,
                                    controlled: configuration.chainControl)
         audio = container.isImageSequence || container == .null ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
@@ -299,13 +299,13 @@ public struct JobPlan: Sendable {
 
     /// The path for `geometry` (a live chain change), by the same rule as the plan's.
     func videoPath(for geometry: OutputGeometry) -> VideoPath {
-        Self.videoPath(video: input.video, geometry: geometry, renditions: renditions, imageSequence: container.isImageSequence,
-                       exactRGB: configuration.exactRGB, controlled: configuration.chainControl)
+        Self.videoPath(video: input.video, color: color, geometry: geometry, renditions: renditions,
+                       imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB, controlled: configuration.chainControl)
     }
 
     /// The cheapest path that gives the chain's picture: no conversion at all when nothing changes
     /// the picture, the chain on the decoded planes when every filter in it allows, else the RGB chain.
-    static func videoPath(video: VideoStreamInfo, geometry: OutputGeometry, renditions: [RenditionPlan],
+    static func videoPath(video: VideoStreamInfo, color: ColorDescription, geometry: OutputGeometry, renditions: [RenditionPlan],
                           imageSequence: Bool, exactRGB: Bool = false, controlled: Bool = false) -> VideoPath {
         // PNG frames are RGB; anything but 8-bit 4:2:0 goes through the converter.
         guard !imageSequence, video.decodesTo420 else { return .rgbChain }
@@ -318,7 +318,7 @@ public struct JobPlan: Sendable {
         // every rung's is, and not so small that the plane scaler's weights lose their shape).
         if !exactRGB, geometry.chainOutputSize == geometry.encodeSize,
            renditions.allSatisfy({ $0.size.width % 2 == 0 && $0.size.height % 2 == 0 }),
-           PlanarPath.isFeasible(chain: geometry.chain, input: video, chainOutputSize: geometry.chainOutputSize,
+           PlanarPath.isFeasible(chain: geometry.chain, input: video, color: color, chainOutputSize: geometry.chainOutputSize,
                                  renditionSizes: renditions.map(\.size)) {
             return .planar
         }

@@ -191,7 +191,7 @@ struct PlanarChainTests {
         ]
         for (text, seconds, region) in cases {
             let chain = try FilterChain(parsing: text)
-            #expect(PlanarChainRenderer.supports(chain, inputSize: FrameSize(1280, 720)), "\(text)")
+            #expect(PlanarChainRenderer.supports(chain, inputSize: FrameSize(1280, 720), color: YUVConverter()), "\(text)")
             try Self.compare(chain, at: FrameTime(seconds: seconds, frame: Int(seconds * 30)), region: region)
         }
     }
@@ -258,11 +258,11 @@ struct PlanarChainTests {
         let size = FrameSize(1280, 720)
         for text in ["rotate 33", "crop 640x360+101+50", "scale 853x480", "blur sigma=4 x=101 y=100 w=200 h=120", "pixelate size=5", "",
                      "pixelate size=5 region=0,0,100,100", "sharpen 1 enable=1-2", "pixelate size=4@0,5@1"] {
-            #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
+            #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size, color: YUVConverter()), "\(text)")
         }
-        #expect(!PlanarChainRenderer.supports(FilterChain([Pad(width: 1282, height: 720)]), inputSize: size), "odd pad offset")
-        #expect(PlanarChainRenderer.supports(FilterChain([Pad(width: 1284, height: 724)]), inputSize: size))
-        #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: "blur 2"), inputSize: FrameSize(1279, 720)))
+        #expect(!PlanarChainRenderer.supports(FilterChain([Pad(width: 1282, height: 720)]), inputSize: size, color: YUVConverter()), "odd pad offset")
+        #expect(PlanarChainRenderer.supports(FilterChain([Pad(width: 1284, height: 724)]), inputSize: size, color: YUVConverter()))
+        #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: "blur 2"), inputSize: FrameSize(1279, 720), color: YUVConverter()))
     }
 
     /// A downscale so strong that 16-bit weights lose the kernel's shape stays on the float RGB
@@ -270,10 +270,10 @@ struct PlanarChainTests {
     @Test func strongDownscalesStayOnRGB() throws {
         let size = FrameSize(1280, 720)
         for text in ["scale 32x18", "scale 16x10", "scale 40x22 | rotate 90"] {
-            #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
+            #expect(!PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size, color: YUVConverter()), "\(text)")
         }
         for text in ["scale 64x36", "scale 32x18 method=area", "scale 16x10 method=bilinear", "scale 2560x1440"] {
-            #expect(PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size), "\(text)")
+            #expect(PlanarChainRenderer.supports(try FilterChain(parsing: text), inputSize: size, color: YUVConverter()), "\(text)")
         }
     }
 }

@@ -54,3 +54,25 @@ private struct JobSummaryPath {
         }
     }
 }
+
+/// The planner's question and the renderer's answer are one: for every filter of the catalog's kind,
+/// on streams of each matrix and range, `supports` is true exactly when the renderer can be built.
+struct PlanarPredicateTests {
+    static let chains = ["", "mirror", "rotate 90 | blur 3", "grayscale", "grayscale bt601", "eq contrast=1.2", "invert",
+                         "pixelate 8", "pixelate 7", "boxblur 2", "sharpen", "fade in=0,1", "text \"{frame}\"", "crop 100x60+2+4",
+                         "crop 101x61+3+5", "scale 320x180", "scale 321x181", "rotate 12.5", "blur 4 | scale fit=160x160",
+                         "blur sigma=4 region=10,10,64,64", "grayscale | eq brightness=0.1"]
+
+    @Test(arguments: [YUVMatrix.bt709, .bt601], [YUVRange.limited, .full])
+    func supportsIsWhetherTheRendererBuilds(_ matrix: YUVMatrix, _ range: YUVRange) throws {
+        let color = YUVConverter(matrix: matrix, range: .limited)
+        for text in Self.chains {
+            let chain = try FilterChain(parsing: text)
+            for size in [FrameSize(640, 360), FrameSize(642, 362), FrameSize(639, 360)] {
+                let built = PlanarChainRenderer(chain: chain, inputSize: size, color: color, inputRange: range) != nil
+                #expect(PlanarChainRenderer.supports(chain, inputSize: size, color: color, inputRange: range) == built,
+                        "\(text.isEmpty ? "(empty)" : text) at \(size), \(matrix) \(range): built \(built)")
+            }
+        }
+    }
+}
