@@ -22,8 +22,21 @@ public struct ParameterDefinition: Sendable {
     public let summary: String
 
     /// The accepted form, for help and error messages.
-    public var expected: String {
+    public var expected: String { kind.expected }
+
+    /// Whether the value may be keyframed (`V@T,V@T,…`): numbers and integers.
+    public var animates: Bool {
         switch kind {
+        case .number, .integer: true
+        default: false
+        }
+    }
+}
+
+extension ParameterDefinition.Kind {
+    /// The accepted form, for help and error messages.
+    public var expected: String {
+        switch self {
         case let .number(range): "a number in \(formatNumber(range.lowerBound))…\(formatNumber(range.upperBound))"
         case let .integer(range): "an integer in \(range.lowerBound)…\(range.upperBound)"
         case let .choice(values): "one of \(values.joined(separator: "|"))"
@@ -31,14 +44,6 @@ public struct ParameterDefinition: Sendable {
         case .color: "#RRGGBB, e.g. #FF8000"
         case .rectangle: "WxH+X+Y, e.g. 640x360+10+20"
         case let .text(form): form
-        }
-    }
-
-    /// Whether the value may be keyframed (`V@T,V@T,…`): numbers and integers.
-    public var animates: Bool {
-        switch kind {
-        case .number, .integer: true
-        default: false
         }
     }
 }
