@@ -335,14 +335,11 @@ public enum FilterCatalog {
               summary: "act only within these ranges of output time (each up to, not including, its end; 8- runs to the end)"),
         .init(key: "region", kind: .text("x,y,w,h in pixels or %, e.g. 10%,10%,30%,20%"), positional: false, defaultValue: nil,
               summary: "act only inside this box of the picture entering the filter (filters that keep the size)"),
-        .init(key: "shape", kind: .choice(RegionShape.allCases.map(\.rawValue)), positional: false, defaultValue: "rect",
-              summary: "the region's or each track box's outline"),
-        .init(key: "feather", kind: .integer(0...512), positional: false, defaultValue: "0",
-              summary: "fade the effect out over this many pixels outside the box (the box stays fully covered)"),
+        .init(ScheduledFilter.Parameters.shape),
+        .init(ScheduledFilter.Parameters.feather),
         .init(key: "track", kind: .text("a .csv (header time,x,y,w,h[,id]) or .json file of boxes over time"), positional: false, defaultValue: nil,
               summary: "act inside boxes over time, interpolated linearly between a box's keyframes"),
-        .init(key: "hold", kind: .number(0...3600), positional: false, defaultValue: formatNumber(Track.defaultHold),
-              summary: "seconds a track's box stays after its last keyframe"),
+        .init(Track.Parameters.hold),
     ]
 
     /// Parses one filter from its whitespace-separated tokens.
@@ -451,20 +448,20 @@ public enum FilterCatalog {
             options.region = region
         }
         if let value = text["shape"] {
-            guard let shape = RegionShape(rawValue: value) else {
+            guard let shape = parse(value, as: ScheduledFilter.Parameters.shape) else {
                 throw .badValue(filter: name, key: "shape", value: value, expected: expected("shape"))
             }
             options.shape = shape
         }
         if let value = text["feather"] {
-            guard case let .integer(feather)? = parse(value, as: .integer(0...512)) else {
+            guard let feather = parse(value, as: ScheduledFilter.Parameters.feather) else {
                 throw .badValue(filter: name, key: "feather", value: value, expected: expected("feather"))
             }
             options.feather = feather
         }
-        var hold = Track.defaultHold
+        var hold = Track.Parameters.hold.defaultValue!
         if let value = text["hold"] {
-            guard case let .number(seconds)? = parse(value, as: .number(0...3600)) else {
+            guard let seconds = parse(value, as: Track.Parameters.hold) else {
                 throw .badValue(filter: name, key: "hold", value: value, expected: expected("hold"))
             }
             guard text["track"] != nil else { throw .conflict(filter: name, message: "hold= is for track=; give a track file") }
@@ -508,6 +505,14 @@ public enum FilterCatalog {
         case .text:
             return text.isEmpty ? nil : .text(text)
         }
+    }
+
+    static func parse<Value>(_ text: String, as parameter: NumericParameter<Value>) -> Value? {
+        parse(text, as: parameter.kind).flatMap(parameter.read)
+    }
+
+    static func parse<Value>(_ text: String, as parameter: ValueParameter<Value>) -> Value? {
+        parse(text, as: parameter.kind).flatMap(parameter.read)
     }
 
     private static func parseSize(_ text: Substring) -> FrameSize? {
