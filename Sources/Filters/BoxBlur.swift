@@ -3,20 +3,31 @@
 /// a horizontal pass then a vertical one, each rounding to 8 bits with libavfilter's 16-bit
 /// reciprocal, so the result is libavfilter's to the bit. O(1) per pixel whatever the radius.
 public struct BoxBlur: Filter, Hashable {
-    public static let radiusRange = 1...256
-    public static let powerRange = 1...4
+    public enum Parameters {
+        public static let radius = NumericParameter<Int>("radius", in: 1...256,
+                                                         summary: "half the side of the square, in pixels (at most half the picture's smaller side)")
+        public static let power = NumericParameter<Int>("power", in: 1...4, default: 1,
+                                                        summary: "how many times it is applied (3 is close to a Gaussian)")
+    }
+
+    @available(*, deprecated, renamed: "Parameters.radius.range") public static var radiusRange: ClosedRange<Int> { Parameters.radius.range }
+    @available(*, deprecated, renamed: "Parameters.power.range") public static var powerRange: ClosedRange<Int> { Parameters.power.range }
 
     public var radius: Int
     public var power: Int
 
-    public init(radius: Int, power: Int = 1) {
+    public init(radius: Int, power: Int = Parameters.power.defaultValue!) {
         self.radius = radius
         self.power = power
     }
 
-    public var description: String { power == 1 ? "boxblur radius=\(radius)" : "boxblur radius=\(radius) power=\(power)" }
+    public var description: String {
+        (["boxblur radius=\(radius)"] + [Parameters.power.argument(power)].compactMap { $0 }).joined(separator: " ")
+    }
 
     public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        try Parameters.radius.check(radius, filter: description)
+        try Parameters.power.check(power, filter: description)
         // Mirroring needs the square to fit: like libavfilter, at most half the smaller side.
         guard radius <= min(input.width, input.height) / 2 else {
             throw .invalidGeometry(filter: description, reason: "the radius must be at most half the smaller side (\(min(input.width, input.height) / 2) for \(input.width)x\(input.height))")
@@ -25,9 +36,6 @@ public struct BoxBlur: Filter, Hashable {
     }
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
-        guard Self.radiusRange.contains(radius), Self.powerRange.contains(power) else {
-            throw .invalidGeometry(filter: description, reason: "radius must be \(Self.radiusRange.lowerBound)…\(Self.radiusRange.upperBound), power \(Self.powerRange.lowerBound)…\(Self.powerRange.upperBound)")
-        }
         _ = try outputSize(for: input)
         return BoxBlurRenderer(size: input, channels: 3, window: BoxWindow(radius: radius), power: power)
     }
@@ -40,7 +48,7 @@ public struct BoxBlur: Filter, Hashable {
 // boxed, then each block's mean) — [3 4 3]/10 for R = 2, [1 4 1]/6 for R = 1.
 extension BoxBlur: PlanarFilter {
     public func acceptsPlanes(of picture: FrameSize) -> Bool {
-        Self.radiusRange.contains(radius) && Self.powerRange.contains(power) && (try? outputSize(for: picture)) != nil
+        (try? outputSize(for: picture)) != nil
     }
 
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {

@@ -14,34 +14,44 @@ import Darwin
 /// continuous, so the tables are read between their entries (linearly) and only the change is
 /// added back: a neutral `eq` leaves RGB exactly as it was.
 public struct Eq: Filter, Hashable {
-    public static let brightnessRange: ClosedRange<Double> = -1...1
-    public static let contrastRange: ClosedRange<Double> = -1000...1000
-    public static let saturationRange: ClosedRange<Double> = 0...3
-    public static let gammaRange: ClosedRange<Double> = 0.1...10
+    /// libavfilter's `eq` ranges and defaults (the neutral values).
+    public enum Parameters {
+        public static let brightness = NumericParameter<Double>("brightness", in: -1...1, default: 0,
+                                                                summary: "added to luma, in units of the full range")
+        public static let contrast = NumericParameter<Double>("contrast", in: -1000...1000, default: 1,
+                                                              summary: "luma's spread around mid-grey")
+        public static let saturation = NumericParameter<Double>("saturation", in: 0...3, default: 1,
+                                                                summary: "chroma's scale: 0 is grey, 1 unchanged")
+        public static let gamma = NumericParameter<Double>("gamma", in: 0.1...10, default: 1,
+                                                           summary: "luma's power (above 1 brightens the mid-tones)")
+    }
+
+    @available(*, deprecated, renamed: "Parameters.brightness.range") public static var brightnessRange: ClosedRange<Double> { Parameters.brightness.range }
+    @available(*, deprecated, renamed: "Parameters.contrast.range") public static var contrastRange: ClosedRange<Double> { Parameters.contrast.range }
+    @available(*, deprecated, renamed: "Parameters.saturation.range") public static var saturationRange: ClosedRange<Double> { Parameters.saturation.range }
+    @available(*, deprecated, renamed: "Parameters.gamma.range") public static var gammaRange: ClosedRange<Double> { Parameters.gamma.range }
 
     public var brightness: Double
     public var contrast: Double
     public var saturation: Double
     public var gamma: Double
 
-    public init(brightness: Double = 0, contrast: Double = 1, saturation: Double = 1, gamma: Double = 1) {
+    public init(brightness: Double = Parameters.brightness.defaultValue!, contrast: Double = Parameters.contrast.defaultValue!,
+                saturation: Double = Parameters.saturation.defaultValue!, gamma: Double = Parameters.gamma.defaultValue!) {
         (self.brightness, self.contrast, self.saturation, self.gamma) = (brightness, contrast, saturation, gamma)
     }
 
+    /// Each parameter with its value, in the grammar's order.
+    private var values: [(NumericParameter<Double>, Double)] {
+        [(Parameters.brightness, brightness), (Parameters.contrast, contrast), (Parameters.saturation, saturation), (Parameters.gamma, gamma)]
+    }
+
     public var description: String {
-        var parts = ["eq"]
-        if brightness != 0 { parts.append("brightness=\(formatNumber(brightness))") }
-        if contrast != 1 { parts.append("contrast=\(formatNumber(contrast))") }
-        if saturation != 1 { parts.append("saturation=\(formatNumber(saturation))") }
-        if gamma != 1 { parts.append("gamma=\(formatNumber(gamma))") }
-        return parts.joined(separator: " ")
+        (["eq"] + values.compactMap { $0.argument($1) }).joined(separator: " ")
     }
 
     public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
-        guard Self.brightnessRange.contains(brightness), Self.contrastRange.contains(contrast),
-              Self.saturationRange.contains(saturation), Self.gammaRange.contains(gamma) else {
-            throw .invalidGeometry(filter: description, reason: "brightness −1…1, contrast −1000…1000, saturation 0…3, gamma 0.1…10")
-        }
+        for (parameter, value) in values { try parameter.check(value, filter: description) }
         return input
     }
 

@@ -31,11 +31,15 @@ public struct Fade: Filter, Hashable, TimeVaryingFilter {
         }
     }
 
+    public enum Parameters {
+        public static let color = ValueParameter<RGBColor>.color("color", default: .black, summary: "the colour faded from and to")
+    }
+
     public var fadeIn: Window?
     public var fadeOut: Window?
     public var color: RGBColor
 
-    public init(in fadeIn: Window? = nil, out fadeOut: Window? = nil, color: RGBColor = .black) {
+    public init(in fadeIn: Window? = nil, out fadeOut: Window? = nil, color: RGBColor = Parameters.color.defaultValue) {
         (self.fadeIn, self.fadeOut, self.color) = (fadeIn, fadeOut, color)
     }
 
@@ -45,7 +49,7 @@ public struct Fade: Filter, Hashable, TimeVaryingFilter {
         var parts = ["fade"]
         if let fadeIn { parts.append("in=\(fadeIn)") }
         if let fadeOut { parts.append("out=\(fadeOut)") }
-        if color != .black { parts.append("color=\(color)") }
+        if let color = Parameters.color.argument(color) { parts.append(color) }
         return parts.joined(separator: " ")
     }
 

@@ -22,8 +22,21 @@ public struct ParameterDefinition: Sendable {
     public let summary: String
 
     /// The accepted form, for help and error messages.
-    public var expected: String {
+    public var expected: String { kind.expected }
+
+    /// Whether the value may be keyframed (`V@T,V@T,…`): numbers and integers.
+    public var animates: Bool {
         switch kind {
+        case .number, .integer: true
+        default: false
+        }
+    }
+}
+
+extension ParameterDefinition.Kind {
+    /// The accepted form, for help and error messages.
+    public var expected: String {
+        switch self {
         case let .number(range): "a number in \(formatNumber(range.lowerBound))…\(formatNumber(range.upperBound))"
         case let .integer(range): "an integer in \(range.lowerBound)…\(range.upperBound)"
         case let .choice(values): "one of \(values.joined(separator: "|"))"
@@ -31,14 +44,6 @@ public struct ParameterDefinition: Sendable {
         case .color: "#RRGGBB, e.g. #FF8000"
         case .rectangle: "WxH+X+Y, e.g. 640x360+10+20"
         case let .text(form): form
-        }
-    }
-
-    /// Whether the value may be keyframed (`V@T,V@T,…`): numbers and integers.
-    public var animates: Bool {
-        switch kind {
-        case .number, .integer: true
-        default: false
         }
     }
 }
@@ -64,7 +69,9 @@ public struct FilterDefinition: Sendable {
     let build: @Sendable ([String: ParameterValue]) throws(ChainSyntaxError) -> any Filter
 }
 
-/// The single table the chain parser is built from; `livefilter filters` prints the same table.
+/// The single table the chain parser is built from; `livefilter filters` prints the same table. A
+/// filter's own parameters come from its `Parameters` declarations (range, default, help); the rest
+/// are forms of the grammar (sizes, rectangles, files).
 public enum FilterCatalog {
     static let maxSide = 16384
 
@@ -72,8 +79,7 @@ public enum FilterCatalog {
         FilterDefinition(
             name: "blur", summary: "Gaussian blur, clamp-to-edge; with x, y, w, h only that rectangle (privacy blur)",
             parameters: [
-                .init(key: "sigma", kind: .number(GaussianBlur.sigmaRange), positional: true, defaultValue: nil,
-                      summary: "standard deviation in pixels"),
+                .init(GaussianBlur.Parameters.sigma, positional: true),
                 .init(key: "x", kind: .integer(0...maxSide), positional: false, defaultValue: nil, summary: "region left"),
                 .init(key: "y", kind: .integer(0...maxSide), positional: false, defaultValue: nil, summary: "region top"),
                 .init(key: "w", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "region width"),
@@ -81,9 +87,7 @@ public enum FilterCatalog {
             ],
             examples: ["blur 6", "blur sigma=12 x=10 y=20 w=200 h=100"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                guard case let .number(sigma)? = values["sigma"] else {
-                    throw .missingParameter(filter: "blur", key: "sigma", expected: "a number in 0…100")
-                }
+                let sigma = try values.required(GaussianBlur.Parameters.sigma, filter: "blur")
                 let region = ["x", "y", "w", "h"].compactMap { key -> Int? in
                     if case let .integer(v)? = values[key] { return v } else { return nil }
                 }
@@ -96,33 +100,23 @@ public enum FilterCatalog {
         FilterDefinition(
             name: "rotate", summary: "rotate clockwise by degrees; multiples of 90 are exact, others bilinear",
             parameters: [
-                .init(key: "angle", kind: .number(-36000...36000), positional: true, defaultValue: nil,
-                      summary: "degrees clockwise (negative: counter-clockwise)"),
-                .init(key: "mode", kind: .choice(Rotate.Canvas.allCases.map(\.rawValue)), positional: true,
-                      defaultValue: "expand", summary: "expand: canvas grows to the rotated box; keep: same size, corners cut"),
-                .init(key: "fill", kind: .color, positional: false, defaultValue: "#000000", summary: "colour of uncovered pixels"),
+                .init(Rotate.Parameters.angle, positional: true),
+                .init(Rotate.Parameters.mode, positional: true),
+                .init(Rotate.Parameters.fill),
             ],
             examples: ["rotate 90", "rotate -90", "rotate 33.5 keep fill=#202020"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                guard case let .number(angle)? = values["angle"] else {
-                    throw .missingParameter(filter: "rotate", key: "angle", expected: "degrees clockwise, e.g. 90")
-                }
-                var canvas = Rotate.Canvas.expand
-                if case let .choice(mode)? = values["mode"] { canvas = Rotate.Canvas(rawValue: mode)! }
-                var fill = RGBColor.black
-                if case let .color(color)? = values["fill"] { fill = color }
-                return Rotate(degrees: angle, canvas: canvas, fill: fill)
+                var rotate = Rotate(degrees: try values.required(Rotate.Parameters.angle, filter: "rotate"))
+                if let canvas = values[Rotate.Parameters.mode] { rotate.canvas = canvas }
+                if let fill = values[Rotate.Parameters.fill] { rotate.fill = fill }
+                return rotate
             }),
         FilterDefinition(
             name: "mirror", summary: "mirror: horizontal swaps left and right (hflip), vertical swaps top and bottom (vflip)",
-            parameters: [
-                .init(key: "axis", kind: .choice(Mirror.Axis.allCases.map(\.rawValue)), positional: true,
-                      defaultValue: "horizontal", summary: "which way to flip"),
-            ],
+            parameters: [.init(Mirror.Parameters.axis, positional: true)],
             examples: ["mirror", "mirror vertical"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                if case let .choice(axis)? = values["axis"] { return Mirror(axis: Mirror.Axis(rawValue: axis)!) }
-                return Mirror()
+                Mirror(axis: values[Mirror.Parameters.axis] ?? Mirror.Parameters.axis.defaultValue)
             }),
         FilterDefinition(
             name: "scale", summary: "resize: exact WxH, fit=WxH (inside the box), width=W or height=H (aspect kept), max=N (never upscales)",
@@ -132,8 +126,7 @@ public enum FilterCatalog {
                 .init(key: "width", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "output width, height follows"),
                 .init(key: "height", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "output height, width follows"),
                 .init(key: "max", kind: .integer(1...maxSide), positional: false, defaultValue: nil, summary: "longest side at most N"),
-                .init(key: "method", kind: .choice(Scale.Method.allCases.map(\.rawValue)), positional: true,
-                      defaultValue: "bicubic", summary: "resampling kernel (support widens on downscale)"),
+                .init(Scale.Parameters.method, positional: true),
             ],
             examples: ["scale 1280x720", "scale fit=1280x720", "scale width=640 method=area", "scale max=1280"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
@@ -146,9 +139,7 @@ public enum FilterCatalog {
                 guard modes.count == 1 else {
                     throw .conflict(filter: "scale", message: "give exactly one of WxH, fit=WxH, width=W, height=H, max=N (got \(modes.count))")
                 }
-                var method = Scale.Method.bicubic
-                if case let .choice(m)? = values["method"] { method = Scale.Method(rawValue: m)! }
-                return Scale(modes[0], method: method)
+                return Scale(modes[0], method: values[Scale.Parameters.method] ?? Scale.Parameters.method.defaultValue)
             }),
         FilterDefinition(
             name: "crop", summary: "keep the WxH rectangle whose top-left pixel is (X, Y); it must lie inside the frame",
@@ -158,7 +149,7 @@ public enum FilterCatalog {
             examples: ["crop 640x360+10+20"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
                 guard case let .rectangle(r)? = values["rect"] else {
-                    throw .missingParameter(filter: "crop", key: "rect", expected: "WxH+X+Y, e.g. 640x360+10+20")
+                    throw .missingParameter(filter: "crop", key: "rect", expected: ParameterDefinition.Kind.rectangle.expected)
                 }
                 return Crop(width: r.width, height: r.height, x: r.x, y: r.y)
             }),
@@ -169,72 +160,52 @@ public enum FilterCatalog {
             build: { (_: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in Invert() }),
         FilterDefinition(
             name: "pixelate", summary: "mosaic of N×N blocks from the top-left, each its pixels' mean (ffmpeg's pixelize w=h=N, rounded)",
-            parameters: [
-                .init(key: "size", kind: .integer(Pixelate.sizeRange), positional: true, defaultValue: nil,
-                      summary: "block side in pixels"),
-            ],
+            parameters: [.init(Pixelate.Parameters.size, positional: true)],
             examples: ["pixelate 16", "pixelate size=32"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                guard case let .integer(size)? = values["size"] else {
-                    throw .missingParameter(filter: "pixelate", key: "size", expected: "an integer in 2…512")
-                }
-                return Pixelate(size: size)
+                Pixelate(size: try values.required(Pixelate.Parameters.size, filter: "pixelate"))
             }),
         FilterDefinition(
             name: "boxblur", summary: "box blur: the mean of the (2R+1)² square, power times, edges mirrored (ffmpeg's boxblur, to the bit)",
             parameters: [
-                .init(key: "radius", kind: .integer(BoxBlur.radiusRange), positional: true, defaultValue: nil,
-                      summary: "half the side of the square, in pixels (at most half the picture's smaller side)"),
-                .init(key: "power", kind: .integer(BoxBlur.powerRange), positional: false, defaultValue: "1",
-                      summary: "how many times it is applied (3 is close to a Gaussian)"),
+                .init(BoxBlur.Parameters.radius, positional: true),
+                .init(BoxBlur.Parameters.power),
             ],
             examples: ["boxblur 4", "boxblur radius=10 power=2"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                guard case let .integer(radius)? = values["radius"] else {
-                    throw .missingParameter(filter: "boxblur", key: "radius", expected: "an integer in 1…256")
-                }
-                guard case let .integer(power)? = values["power"] else { return BoxBlur(radius: radius) }
-                return BoxBlur(radius: radius, power: power)
+                var filter = BoxBlur(radius: try values.required(BoxBlur.Parameters.radius, filter: "boxblur"))
+                if let power = values[BoxBlur.Parameters.power] { filter.power = power }
+                return filter
             }),
         FilterDefinition(
             name: "sharpen", summary: "unsharp mask: away from a binomial blur by amount (negative blurs); ffmpeg's unsharp on each channel, to the bit",
             parameters: [
-                .init(key: "amount", kind: .number(Sharpen.amountRange), positional: true, defaultValue: "1",
-                      summary: "strength: 0 leaves the picture, 1 doubles its detail, negative blurs"),
-                .init(key: "radius", kind: .integer(Sharpen.radiusRange), positional: false, defaultValue: "2",
-                      summary: "the blur's half side in pixels (unsharp's lx = ly = 2R+1)"),
+                .init(Sharpen.Parameters.amount, positional: true),
+                .init(Sharpen.Parameters.radius),
             ],
             examples: ["sharpen", "sharpen 0.8", "sharpen amount=1.5 radius=3"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
                 var filter = Sharpen()
-                if case let .number(amount)? = values["amount"] { filter.amount = amount }
-                if case let .integer(radius)? = values["radius"] { filter.radius = radius }
+                if let amount = values[Sharpen.Parameters.amount] { filter.amount = amount }
+                if let radius = values[Sharpen.Parameters.radius] { filter.radius = radius }
                 return filter
             }),
         FilterDefinition(
             name: "grayscale", summary: "no colour: every pixel becomes its luma; bt709 (default) or bt601 weights (ffmpeg's format=gray)",
-            parameters: [
-                .init(key: "matrix", kind: .choice(Grayscale.Matrix.allCases.map(\.rawValue)), positional: true,
-                      defaultValue: "bt709", summary: "the luma weights"),
-            ],
+            parameters: [.init(Grayscale.Parameters.matrix, positional: true)],
             examples: ["grayscale", "grayscale bt601"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                if case let .choice(m)? = values["matrix"] { return Grayscale(matrix: Grayscale.Matrix(rawValue: m)!) }
-                return Grayscale()
+                Grayscale(matrix: values[Grayscale.Parameters.matrix] ?? Grayscale.Parameters.matrix.defaultValue)
             }),
         FilterDefinition(
             name: "overlay", summary: "a PNG with alpha over the picture (a logo): ffmpeg's overlay with format=rgb, to the bit at scale 1",
             parameters: [
                 .init(key: "file", kind: .text("a PNG file"), positional: true, defaultValue: nil, summary: "the image; its alpha says where it covers"),
-                .init(key: "x", kind: .text("N, N%, left|center|right[±N], e.g. right-16"), positional: false, defaultValue: "0",
-                      summary: "where its left edge goes"),
-                .init(key: "y", kind: .text("N, N%, top|middle|bottom[±N], e.g. top+16"), positional: false, defaultValue: "0",
-                      summary: "where its top edge goes"),
-                .init(key: "opacity", kind: .number(0...1), positional: false, defaultValue: "1", summary: "multiplies its alpha"),
-                .init(key: "scale", kind: .number(Overlay.scaleRange), positional: false, defaultValue: "1",
-                      summary: "resizes the image (once, in premultiplied form)"),
-                .init(key: "alpha", kind: .choice(Overlay.Alpha.allCases.map(\.rawValue)), positional: false, defaultValue: "straight",
-                      summary: "straight (PNG's meaning) or premultiplied (colour already multiplied by alpha)"),
+                .init(Overlay.Parameters.x),
+                .init(Overlay.Parameters.y),
+                .init(Overlay.Parameters.opacity),
+                .init(Overlay.Parameters.scale),
+                .init(Overlay.Parameters.alpha),
             ],
             examples: ["overlay logo.png x=right-16 y=top+16", "overlay logo.png x=center y=bottom-40 opacity=0.7 scale=0.5"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
@@ -248,11 +219,11 @@ public enum FilterCatalog {
                     throw .badValue(filter: "overlay", key: "file", value: path, expected: "a readable PNG: \(error.reason)")
                 }
                 var overlay = Overlay(path: path, image: image)
-                if let x = try anchor(values, "x", filter: "overlay") { overlay.x = x }
-                if let y = try anchor(values, "y", filter: "overlay") { overlay.y = y }
-                if case let .number(v)? = values["opacity"] { overlay.opacity = v }
-                if case let .number(v)? = values["scale"] { overlay.scale = v }
-                if case let .choice(a)? = values["alpha"] { overlay.alpha = Overlay.Alpha(rawValue: a)! }
+                if let x = try anchor(values, Overlay.Parameters.x, filter: "overlay") { overlay.x = x }
+                if let y = try anchor(values, Overlay.Parameters.y, filter: "overlay") { overlay.y = y }
+                if let opacity = values[Overlay.Parameters.opacity] { overlay.opacity = opacity }
+                if let scale = values[Overlay.Parameters.scale] { overlay.scale = scale }
+                if let alpha = values[Overlay.Parameters.alpha] { overlay.alpha = alpha }
                 return overlay
             }),
         FilterDefinition(
@@ -260,14 +231,14 @@ public enum FilterCatalog {
             parameters: [
                 .init(key: "text", kind: .text("the text, in double quotes when it has spaces"), positional: true, defaultValue: nil,
                       summary: "what to write"),
-                .init(key: "x", kind: .text("N, N%, left|center|right[±N]"), positional: false, defaultValue: "16", summary: "the text block's left edge"),
-                .init(key: "y", kind: .text("N, N%, top|middle|bottom[±N]"), positional: false, defaultValue: "16", summary: "the text block's top edge"),
-                .init(key: "size", kind: .integer(Text.sizeRange), positional: false, defaultValue: "32", summary: "pixel height of the font's em"),
-                .init(key: "color", kind: .color, positional: false, defaultValue: "#FFFFFF", summary: "the letters' colour"),
-                .init(key: "opacity", kind: .number(0...1), positional: false, defaultValue: "1", summary: "the letters' opacity"),
+                .init(Text.Parameters.x),
+                .init(Text.Parameters.y),
+                .init(Text.Parameters.size),
+                .init(Text.Parameters.color),
+                .init(Text.Parameters.opacity),
                 .init(key: "box", kind: .text("#RRGGBB or #RRGGBB@OPACITY, e.g. #000000@0.5"), positional: false, defaultValue: nil,
-                      summary: "a box behind the text (default opacity 0.6)"),
-                .init(key: "padding", kind: .integer(0...512), positional: false, defaultValue: nil, summary: "the box's margin around the text (default size/4)"),
+                      summary: "a box behind the text (default opacity \(formatNumber(Text.Parameters.boxOpacity.defaultValue!)))"),
+                .init(Text.Parameters.padding),
                 .init(key: "font", kind: .text("a TrueType/OpenType file"), positional: false, defaultValue: nil,
                       summary: "default: DejaVu Sans (fonts-dejavu-core), else Liberation Sans, FreeSans or Noto Sans"),
             ],
@@ -283,21 +254,21 @@ public enum FilterCatalog {
                 } catch {
                     throw .badValue(filter: "text", key: "font", value: error.path ?? "(default)", expected: "a usable font: \(error.reason)")
                 }
+                let p = Text.Parameters.self
                 var text = Text(template, font: font)
-                if let x = try anchor(values, "x", filter: "text") { text.x = x }
-                if let y = try anchor(values, "y", filter: "text") { text.y = y }
-                if case let .integer(v)? = values["size"] { text.size = v }
-                if case let .color(c)? = values["color"] { text.color = c }
-                if case let .number(v)? = values["opacity"] { text.opacity = v }
-                if case let .integer(v)? = values["padding"] { text.padding = v }
+                if let x = try anchor(values, p.x, filter: "text") { text.x = x }
+                if let y = try anchor(values, p.y, filter: "text") { text.y = y }
+                if let size = values[p.size] { text.size = size }
+                if let color = values[p.color] { text.color = color }
+                if let opacity = values[p.opacity] { text.opacity = opacity }
+                if let padding = values[p.padding] { text.padding = padding }
                 if case let .text(spelled)? = values["box"] {
                     let parts = spelled.split(separator: "@", maxSplits: 1)
-                    guard let colour = RGBColor(hex: String(parts[0])),
-                          parts.count == 1 || Double(parts[1]).map({ (0...1).contains($0) }) == true else {
-                        throw .badValue(filter: "text", key: "box", value: spelled, expected: "#RRGGBB or #RRGGBB@OPACITY (0…1)")
+                    let opacity = parts.count == 2 ? Double(parts[1]) : p.boxOpacity.defaultValue
+                    guard let colour = RGBColor(hex: String(parts[0])), let opacity, p.boxOpacity.range.contains(opacity) else {
+                        throw .badValue(filter: "text", key: "box", value: spelled, expected: "#RRGGBB or #RRGGBB@OPACITY (\(p.boxOpacity.rangeText))")
                     }
-                    text.box = colour
-                    if parts.count == 2 { text.boxOpacity = Double(parts[1])! }
+                    (text.box, text.boxOpacity) = (colour, opacity)
                 }
                 return text
             }),
@@ -308,7 +279,7 @@ public enum FilterCatalog {
                       summary: "from the colour to the picture, starting at START"),
                 .init(key: "out", kind: .text("START,DURATION in seconds, e.g. 58,2"), positional: false, defaultValue: nil,
                       summary: "from the picture to the colour, ending at START + DURATION"),
-                .init(key: "color", kind: .color, positional: false, defaultValue: "#000000", summary: "the colour faded from and to"),
+                .init(Fade.Parameters.color),
             ],
             examples: ["fade in=0,1", "fade in=0,1 out=9,1", "fade out=28,2 color=#FFFFFF"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
@@ -323,40 +294,32 @@ public enum FilterCatalog {
                 guard fadeIn != nil || fadeOut != nil else {
                     throw .missingParameter(filter: "fade", key: "in", expected: "in=START,DURATION and/or out=START,DURATION")
                 }
-                var color = RGBColor.black
-                if case let .color(c)? = values["color"] { color = c }
-                return Fade(in: fadeIn, out: fadeOut, color: color)
+                return Fade(in: fadeIn, out: fadeOut, color: values[Fade.Parameters.color] ?? Fade.Parameters.color.defaultValue)
             }),
         FilterDefinition(
             name: "eq", summary: "brightness, contrast, saturation, gamma: ffmpeg's eq on the BT.709 limited-range Y′CbCr of the picture",
             parameters: [
-                .init(key: "brightness", kind: .number(Eq.brightnessRange), positional: false, defaultValue: "0",
-                      summary: "added to luma, in units of the full range"),
-                .init(key: "contrast", kind: .number(Eq.contrastRange), positional: false, defaultValue: "1",
-                      summary: "luma's spread around mid-grey"),
-                .init(key: "saturation", kind: .number(Eq.saturationRange), positional: false, defaultValue: "1",
-                      summary: "chroma's scale: 0 is grey, 1 unchanged"),
-                .init(key: "gamma", kind: .number(Eq.gammaRange), positional: false, defaultValue: "1",
-                      summary: "luma's power (above 1 brightens the mid-tones)"),
+                .init(Eq.Parameters.brightness),
+                .init(Eq.Parameters.contrast),
+                .init(Eq.Parameters.saturation),
+                .init(Eq.Parameters.gamma),
             ],
             examples: ["eq brightness=0.06 saturation=1.3", "eq contrast=1.2 gamma=0.9"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
                 var eq = Eq()
-                if case let .number(v)? = values["brightness"] { eq.brightness = v }
-                if case let .number(v)? = values["contrast"] { eq.contrast = v }
-                if case let .number(v)? = values["saturation"] { eq.saturation = v }
-                if case let .number(v)? = values["gamma"] { eq.gamma = v }
+                if let v = values[Eq.Parameters.brightness] { eq.brightness = v }
+                if let v = values[Eq.Parameters.contrast] { eq.contrast = v }
+                if let v = values[Eq.Parameters.saturation] { eq.saturation = v }
+                if let v = values[Eq.Parameters.gamma] { eq.gamma = v }
                 return eq
             }),
     ]
 
-    /// The anchor given for `key` (x: horizontal, y: vertical), nil when not given.
-    static func anchor(_ values: [String: ParameterValue], _ key: String, filter: String) throws(ChainSyntaxError) -> Anchor? {
-        guard case let .text(spelled)? = values[key] else { return nil }
-        let vertical = key == "y"
-        guard let anchor = Anchor(spelled, vertical: vertical) else {
-            throw .badValue(filter: filter, key: key, value: spelled,
-                            expected: vertical ? "N, N%, or top|middle|bottom with ±N" : "N, N%, or left|center|right with ±N")
+    /// The anchor given for `parameter`, nil when not given.
+    static func anchor(_ values: [String: ParameterValue], _ parameter: ValueParameter<Anchor>, filter: String) throws(ChainSyntaxError) -> Anchor? {
+        guard case let .text(spelled)? = values[parameter.key] else { return nil }
+        guard let anchor = values[parameter] else {
+            throw .badValue(filter: filter, key: parameter.key, value: spelled, expected: parameter.kind.expected)
         }
         return anchor
     }
@@ -372,14 +335,11 @@ public enum FilterCatalog {
               summary: "act only within these ranges of output time (each up to, not including, its end; 8- runs to the end)"),
         .init(key: "region", kind: .text("x,y,w,h in pixels or %, e.g. 10%,10%,30%,20%"), positional: false, defaultValue: nil,
               summary: "act only inside this box of the picture entering the filter (filters that keep the size)"),
-        .init(key: "shape", kind: .choice(RegionShape.allCases.map(\.rawValue)), positional: false, defaultValue: "rect",
-              summary: "the region's or each track box's outline"),
-        .init(key: "feather", kind: .integer(0...512), positional: false, defaultValue: "0",
-              summary: "fade the effect out over this many pixels outside the box (the box stays fully covered)"),
+        .init(ScheduledFilter.Parameters.shape),
+        .init(ScheduledFilter.Parameters.feather),
         .init(key: "track", kind: .text("a .csv (header time,x,y,w,h[,id]) or .json file of boxes over time"), positional: false, defaultValue: nil,
               summary: "act inside boxes over time, interpolated linearly between a box's keyframes"),
-        .init(key: "hold", kind: .number(0...3600), positional: false, defaultValue: formatNumber(Track.defaultHold),
-              summary: "seconds a track's box stays after its last keyframe"),
+        .init(Track.Parameters.hold),
     ]
 
     /// Parses one filter from its whitespace-separated tokens.
@@ -488,20 +448,20 @@ public enum FilterCatalog {
             options.region = region
         }
         if let value = text["shape"] {
-            guard let shape = RegionShape(rawValue: value) else {
+            guard let shape = parse(value, as: ScheduledFilter.Parameters.shape) else {
                 throw .badValue(filter: name, key: "shape", value: value, expected: expected("shape"))
             }
             options.shape = shape
         }
         if let value = text["feather"] {
-            guard case let .integer(feather)? = parse(value, as: .integer(0...512)) else {
+            guard let feather = parse(value, as: ScheduledFilter.Parameters.feather) else {
                 throw .badValue(filter: name, key: "feather", value: value, expected: expected("feather"))
             }
             options.feather = feather
         }
-        var hold = Track.defaultHold
+        var hold = Track.Parameters.hold.defaultValue!
         if let value = text["hold"] {
-            guard case let .number(seconds)? = parse(value, as: .number(0...3600)) else {
+            guard let seconds = parse(value, as: Track.Parameters.hold) else {
                 throw .badValue(filter: name, key: "hold", value: value, expected: expected("hold"))
             }
             guard text["track"] != nil else { throw .conflict(filter: name, message: "hold= is for track=; give a track file") }
@@ -545,6 +505,14 @@ public enum FilterCatalog {
         case .text:
             return text.isEmpty ? nil : .text(text)
         }
+    }
+
+    static func parse<Value>(_ text: String, as parameter: NumericParameter<Value>) -> Value? {
+        parse(text, as: parameter.kind).flatMap(parameter.read)
+    }
+
+    static func parse<Value>(_ text: String, as parameter: ValueParameter<Value>) -> Value? {
+        parse(text, as: parameter.kind).flatMap(parameter.read)
     }
 
     private static func parseSize(_ text: Substring) -> FrameSize? {

@@ -7,7 +7,7 @@ extension Mirror {
 
 extension Scale {
     /// The largest size inside `box` with the input's aspect.
-    public init(fit box: FrameSize, method: Method = .bicubic) { self.init(.fit(box), method: method) }
+    public init(fit box: FrameSize, method: Method = Parameters.method.defaultValue) { self.init(.fit(box), method: method) }
     /// Longest side at most `longestSide`; never upscales.
-    public init(max longestSide: Int, method: Method = .bicubic) { self.init(.max(longestSide), method: method) }
+    public init(max longestSide: Int, method: Method = Parameters.method.defaultValue) { self.init(.max(longestSide), method: method) }
 }

@@ -1,4 +1,4 @@
-/// Gaussian blur with standard deviation `sigma` (0…100 pixels; 0 is no blur), clamp-to-edge like Core Image's
+/// Gaussian blur with standard deviation `sigma` in pixels (0 is no blur), clamp-to-edge like Core Image's
 /// `clampedToExtent`: a constant picture stays exactly constant, with no dark rim.
 ///
 /// With a `region`, only that rectangle is blurred (a privacy blur) and its samples are clamped to
@@ -10,8 +10,13 @@
 /// `GaussianBlurDecimated.swift`): the cost per pixel no longer depends on sigma, and the result
 /// stays above 50 dB PSNR against the exact Gaussian.
 public struct GaussianBlur: Filter, Hashable {
-    /// 0 leaves the picture as it is (a keyframed blur fading in starts there).
-    public static let sigmaRange: ClosedRange<Double> = 0...100
+    public enum Parameters {
+        /// 0 leaves the picture as it is (a keyframed blur fading in starts there).
+        public static let sigma = NumericParameter<Double>("sigma", in: 0...100, summary: "standard deviation in pixels")
+    }
+
+    @available(*, deprecated, renamed: "Parameters.sigma.range") public static var sigmaRange: ClosedRange<Double> { Parameters.sigma.range }
+
     /// Formerly the sigma above which a recursive (Deriche) filter replaced the FIR. The renderer
     /// now decimates from sigma 2 up and no longer uses it; kept for source compatibility.
     public static let recursiveThreshold = 4.0
@@ -25,9 +30,7 @@ public struct GaussianBlur: Filter, Hashable {
     }
 
     public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
-        guard Self.sigmaRange.contains(sigma) else {
-            throw .invalidGeometry(filter: description, reason: "sigma must be in 0…100, got \(formatNumber(sigma))")
-        }
+        try Parameters.sigma.check(sigma, filter: description)
         if let region, !region.isInside(input) {
             throw .invalidGeometry(filter: description,
                                    reason: "the region \(region.width)x\(region.height) at (\(region.x), \(region.y)) does not lie inside the \(input) frame")

@@ -16,13 +16,17 @@ public struct Grayscale: Filter, Hashable {
         }
     }
 
+    public enum Parameters {
+        public static let matrix = ValueParameter<Matrix>.choice("matrix", default: .bt709, summary: "the luma weights")
+    }
+
     public var matrix: Matrix
 
-    public init(matrix: Matrix = .bt709) {
+    public init(matrix: Matrix = Parameters.matrix.defaultValue) {
         self.matrix = matrix
     }
 
-    public var description: String { matrix == .bt709 ? "grayscale" : "grayscale \(matrix.rawValue)" }
+    public var description: String { matrix == Parameters.matrix.defaultValue ? "grayscale" : "grayscale \(matrix.rawValue)" }
 
     public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
 

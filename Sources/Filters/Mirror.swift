@@ -5,9 +5,13 @@ public struct Mirror: Filter, D4Representable, Hashable {
         case horizontal, vertical
     }
 
+    public enum Parameters {
+        public static let axis = ValueParameter<Axis>.choice("axis", default: .horizontal, summary: "which way to flip")
+    }
+
     public var axis: Axis
 
-    public init(axis: Axis = .horizontal) {
+    public init(axis: Axis = Parameters.axis.defaultValue) {
         self.axis = axis
     }
 

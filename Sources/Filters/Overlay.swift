@@ -140,10 +140,20 @@ public struct Overlay: Filter, Hashable {
     public var scale: Double
     public var alpha: Alpha
 
-    public static let scaleRange: ClosedRange<Double> = 0.01...16
+    public enum Parameters {
+        public static let (x, y) = ValueParameter<Anchor>.placement(default: "0", of: "the image")
+        public static let opacity = NumericParameter<Double>("opacity", in: 0...1, default: 1, summary: "multiplies its alpha")
+        public static let scale = NumericParameter<Double>("scale", in: 0.01...16, default: 1,
+                                                           summary: "resizes the image (once, in premultiplied form)")
+        public static let alpha = ValueParameter<Alpha>.choice("alpha", default: .straight,
+                                                                summary: "straight (PNG's meaning) or premultiplied (colour already multiplied by alpha)")
+    }
 
-    public init(path: String, image: RGBAImage, x: Anchor = Anchor("0", vertical: false)!, y: Anchor = Anchor("0", vertical: true)!,
-                opacity: Double = 1, scale: Double = 1, alpha: Alpha = .straight) {
+    @available(*, deprecated, renamed: "Parameters.scale.range") public static var scaleRange: ClosedRange<Double> { Parameters.scale.range }
+
+    public init(path: String, image: RGBAImage, x: Anchor = Parameters.x.defaultValue, y: Anchor = Parameters.y.defaultValue,
+                opacity: Double = Parameters.opacity.defaultValue!, scale: Double = Parameters.scale.defaultValue!,
+                alpha: Alpha = Parameters.alpha.defaultValue) {
         (self.path, self.image, self.x, self.y, self.opacity, self.scale, self.alpha) = (path, image, x, y, opacity, scale, alpha)
     }
 
@@ -152,16 +162,18 @@ public struct Overlay: Filter, Hashable {
 
     public var description: String {
         var parts = ["overlay", ChainTokenizer.quoted(path), "x=\(x)", "y=\(y)"]
-        if opacity != 1 { parts.append("opacity=\(formatNumber(opacity))") }
-        if scale != 1 { parts.append("scale=\(formatNumber(scale))") }
-        if alpha != .straight { parts.append("alpha=\(alpha.rawValue)") }
+        parts += [Parameters.opacity.argument(opacity), Parameters.scale.argument(scale), Parameters.alpha.argument(alpha)].compactMap { $0 }
         return parts.joined(separator: " ")
     }
 
-    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        try Parameters.opacity.check(opacity, filter: description)
+        try Parameters.scale.check(scale, filter: description)
+        return input
+    }
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
-        OverlayRenderer(overlay: self, frame: input)
+        OverlayRenderer(overlay: self, frame: try outputSize(for: input))
     }
 
     /// The image as composited: its size after `scale`, and its colour premultiplied or straight.

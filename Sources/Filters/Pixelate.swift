@@ -2,7 +2,11 @@
 /// blocks at the right and bottom edges take the mean of the pixels they have). ffmpeg's `pixelize`
 /// with `w=h=N`, except that means are rounded to nearest where pixelize truncates.
 public struct Pixelate: Filter, Hashable {
-    public static let sizeRange = 2...512
+    public enum Parameters {
+        public static let size = NumericParameter<Int>("size", in: 2...512, summary: "block side in pixels")
+    }
+
+    @available(*, deprecated, renamed: "Parameters.size.range") public static var sizeRange: ClosedRange<Int> { Parameters.size.range }
 
     public var size: Int
 
@@ -12,13 +16,13 @@ public struct Pixelate: Filter, Hashable {
 
     public var description: String { "pixelate size=\(size)" }
 
-    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        try Parameters.size.check(size, filter: description)
+        return input
+    }
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
-        guard Self.sizeRange.contains(size) else {
-            throw .invalidGeometry(filter: description, reason: "the block size must be \(Self.sizeRange.lowerBound)…\(Self.sizeRange.upperBound)")
-        }
-        return PixelateRenderer(size: input, block: size, channels: 3)
+        PixelateRenderer(size: try outputSize(for: input), block: size, channels: 3)
     }
 }
 
@@ -153,7 +157,7 @@ private final class PixelateRenderer: FilterRenderer, PlaneRenderer {
 // means are the picture's.
 extension Pixelate: PlanarFilter {
     public func acceptsPlanes(of picture: FrameSize) -> Bool {
-        size % 2 == 0 && picture.width % 2 == 0 && picture.height % 2 == 0 && Self.sizeRange.contains(size)
+        size % 2 == 0 && picture.width % 2 == 0 && picture.height % 2 == 0 && Parameters.size.range.contains(size)
     }
 
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {

@@ -22,11 +22,20 @@ public struct Rotate: Filter, D4Representable, Hashable {
         case expand, keep
     }
 
+    public enum Parameters {
+        /// A hundred turns either way: more is a typing slip, not a rotation.
+        public static let angle = NumericParameter<Double>("angle", in: -36000...36000,
+                                                           summary: "degrees clockwise (negative: counter-clockwise)")
+        public static let mode = ValueParameter<Canvas>.choice("mode", default: .expand,
+                                                                summary: "expand: canvas grows to the rotated box; keep: same size, corners cut")
+        public static let fill = ValueParameter<RGBColor>.color("fill", default: .black, summary: "colour of uncovered pixels")
+    }
+
     public var degrees: Double
     public var canvas: Canvas
     public var fill: RGBColor
 
-    public init(degrees: Double, canvas: Canvas = .expand, fill: RGBColor = .black) {
+    public init(degrees: Double, canvas: Canvas = Parameters.mode.defaultValue, fill: RGBColor = Parameters.fill.defaultValue) {
         self.degrees = degrees
         self.canvas = canvas
         self.fill = fill
@@ -60,6 +69,7 @@ public struct Rotate: Filter, D4Representable, Hashable {
     }
 
     public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        try Parameters.angle.check(degrees, filter: description)
         if let exact = d4Transform(for: input) { return exact.outputSize(for: input) }
         if canvas == .keep { return input }
         let radians = degrees * .pi / 180
@@ -71,15 +81,15 @@ public struct Rotate: Filter, D4Representable, Hashable {
     }
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        let output = try outputSize(for: input)
         if let exact = d4Transform(for: input) { return D4Renderer(transform: exact, inputSize: input) }
-        return BilinearRotateRenderer(degrees: degrees, fill: fill, inputSize: input,
-                                      outputSize: try outputSize(for: input))
+        return BilinearRotateRenderer(degrees: degrees, fill: fill, inputSize: input, outputSize: output)
     }
 
     public var description: String {
         var text = "rotate \(formatNumber(degrees))"
-        if canvas != .expand { text += " \(canvas.rawValue)" }
-        if fill != .black { text += " fill=\(fill)" }
+        if canvas != Parameters.mode.defaultValue { text += " \(canvas.rawValue)" }
+        if let fill = Parameters.fill.argument(fill) { text += " " + fill }
         return text
     }
 }

@@ -22,15 +22,20 @@ public struct Scale: Filter, Hashable {
         case bilinear, bicubic, area
     }
 
+    public enum Parameters {
+        public static let method = ValueParameter<Method>.choice("method", default: .bicubic,
+                                                                  summary: "resampling kernel (support widens on downscale)")
+    }
+
     public var mode: Mode
     public var method: Method
 
-    public init(_ mode: Mode, method: Method = .bicubic) {
+    public init(_ mode: Mode, method: Method = Parameters.method.defaultValue) {
         self.mode = mode
         self.method = method
     }
 
-    public init(width: Int, height: Int, method: Method = .bicubic) {
+    public init(width: Int, height: Int, method: Method = Parameters.method.defaultValue) {
         self.init(.exact(FrameSize(width: width, height: height)), method: method)
     }
 
@@ -79,7 +84,7 @@ public struct Scale: Filter, Hashable {
         case let .height(height): "scale height=\(height)"
         case let .max(longest): "scale max=\(longest)"
         }
-        if method != .bicubic { text += " method=\(method.rawValue)" }
+        if let method = Parameters.method.argument(method) { text += " " + method }
         return text
     }
 }

@@ -3,13 +3,21 @@
 /// `feather=`) or boxes over time (`track=FILE`, `hold=`). The grammar makes one when a filter is
 /// written with any of these; everything else is the plain filter.
 public struct ScheduledFilter: Filter, TimeVaryingFilter {
+    /// The options' own values: how a region or a track's boxes are shaped.
+    public enum Parameters {
+        public static let shape = ValueParameter<RegionShape>.choice("shape", default: .rect,
+                                                                      summary: "the region's or each track box's outline")
+        public static let feather = NumericParameter<Int>("feather", in: 0...512, default: 0,
+                                                          summary: "fade the effect out over this many pixels outside the box (the box stays fully covered)")
+    }
+
     /// The options every filter accepts, on top of its own parameters.
     public struct Options: Sendable {
         public var enable: EnableRanges?
         public var region: RegionSpec?
         public var track: Track?
-        public var shape: RegionShape = .rect
-        public var feather = 0
+        public var shape = Parameters.shape.defaultValue
+        public var feather = Parameters.feather.defaultValue!
 
         var confined: Bool { region != nil || track != nil }
         var empty: Bool { enable == nil && !confined }

@@ -4,27 +4,35 @@
 /// 16.16 fixed point, clipped. So each channel is what `unsharp=lx=2R+1:ly=2R+1:la=A` gives a
 /// grey plane, to the bit.
 public struct Sharpen: Filter, Hashable {
-    public static let amountRange = -2.0...5.0
-    /// unsharp allows sides 3…23; beyond 13 its 32-bit sums overflow, so 1…6 here.
-    public static let radiusRange = 1...6
+    public enum Parameters {
+        public static let amount = NumericParameter<Double>("amount", in: -2...5, default: 1,
+                                                            summary: "strength: 0 leaves the picture, 1 doubles its detail, negative blurs")
+        /// unsharp allows sides 3…23; beyond 13 its 32-bit sums overflow, so radii up to 6 here.
+        public static let radius = NumericParameter<Int>("radius", in: 1...6, default: 2,
+                                                         summary: "the blur's half side in pixels (unsharp's lx = ly = 2R+1)")
+    }
+
+    @available(*, deprecated, renamed: "Parameters.amount.range") public static var amountRange: ClosedRange<Double> { Parameters.amount.range }
+    @available(*, deprecated, renamed: "Parameters.radius.range") public static var radiusRange: ClosedRange<Int> { Parameters.radius.range }
 
     public var amount: Double
     public var radius: Int
 
-    public init(amount: Double = 1, radius: Int = 2) {
+    public init(amount: Double = Parameters.amount.defaultValue!, radius: Int = Parameters.radius.defaultValue!) {
         self.amount = amount
         self.radius = radius
     }
 
     public var description: String { "sharpen amount=\(formatNumber(amount)) radius=\(radius)" }
 
-    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        try Parameters.amount.check(amount, filter: description)
+        try Parameters.radius.check(radius, filter: description)
+        return input
+    }
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
-        guard Self.amountRange.contains(amount), Self.radiusRange.contains(radius) else {
-            throw .invalidGeometry(filter: description, reason: "amount must be -2…5 and radius 1…6")
-        }
-        return SharpenRenderer(size: input, amount: amount, radius: radius)
+        SharpenRenderer(size: try outputSize(for: input), amount: amount, radius: radius)
     }
 }
 

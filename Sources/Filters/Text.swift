@@ -46,7 +46,19 @@ public struct Text: Filter, Hashable, TimeVaryingFilter {
     public var padding: Int?
     public var font: FontFile
 
-    public static let sizeRange = 4...1024
+    public enum Parameters {
+        public static let (x, y) = ValueParameter<Anchor>.placement(default: "16", of: "the text block")
+        public static let size = NumericParameter<Int>("size", in: 4...1024, default: 32, summary: "pixel height of the font's em")
+        public static let color = ValueParameter<RGBColor>.color("color", default: .white, summary: "the letters' colour")
+        public static let opacity = NumericParameter<Double>("opacity", in: 0...1, default: 1, summary: "the letters' opacity")
+        /// Written after the box's colour: `box=#000000@0.5`.
+        public static let boxOpacity = NumericParameter<Double>("box opacity", in: 0...1, default: 0.6, summary: "the box's opacity")
+        public static let padding = NumericParameter<Int>("padding", in: 0...512,
+                                                          summary: "the box's margin around the text (default: size/4, at least 2)")
+    }
+
+    @available(*, deprecated, renamed: "Parameters.size.range") public static var sizeRange: ClosedRange<Int> { Parameters.size.range }
+
     static let tokens = ["{time}", "{pts}", "{frame}", "{date}"]
 
     public struct FontError: Error, Sendable, CustomStringConvertible {
@@ -55,9 +67,10 @@ public struct Text: Filter, Hashable, TimeVaryingFilter {
         public var description: String { path.map { "\($0): \(reason)" } ?? reason }
     }
 
-    public init(_ template: String, x: Anchor = Anchor("16", vertical: false)!, y: Anchor = Anchor("16", vertical: true)!,
-                size: Int = 32, color: RGBColor = .white, opacity: Double = 1, box: RGBColor? = nil, boxOpacity: Double = 0.6,
-                padding: Int? = nil, font: FontFile) {
+    public init(_ template: String, x: Anchor = Parameters.x.defaultValue, y: Anchor = Parameters.y.defaultValue,
+                size: Int = Parameters.size.defaultValue!, color: RGBColor = Parameters.color.defaultValue,
+                opacity: Double = Parameters.opacity.defaultValue!, box: RGBColor? = nil,
+                boxOpacity: Double = Parameters.boxOpacity.defaultValue!, padding: Int? = nil, font: FontFile) {
         (self.template, self.x, self.y, self.size, self.color, self.opacity) = (template, x, y, size, color, opacity)
         (self.box, self.boxOpacity, self.padding, self.font) = (box, boxOpacity, padding, font)
     }
@@ -66,16 +79,23 @@ public struct Text: Filter, Hashable, TimeVaryingFilter {
 
     public var description: String {
         var parts = ["text", ChainTokenizer.quoted(template), "x=\(x)", "y=\(y)", "size=\(size)", "color=\(color)"]
-        if opacity != 1 { parts.append("opacity=\(formatNumber(opacity))") }
-        if let box { parts.append("box=\(box)" + (boxOpacity == 0.6 ? "" : "@\(formatNumber(boxOpacity))")) }
+        if let opacity = Parameters.opacity.argument(opacity) { parts.append(opacity) }
+        if let box { parts.append("box=\(box)" + (boxOpacity == Parameters.boxOpacity.defaultValue ? "" : "@\(formatNumber(boxOpacity))")) }
         if let padding { parts.append("padding=\(padding)") }
         if font != (try? FontFile.findDefault()) { parts.append("font=\(ChainTokenizer.quoted(font.path))") }
         return parts.joined(separator: " ")
     }
 
-    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize { input }
+    public func outputSize(for input: FrameSize) throws(FilterError) -> FrameSize {
+        try Parameters.size.check(size, filter: description)
+        try Parameters.opacity.check(opacity, filter: description)
+        try Parameters.boxOpacity.check(boxOpacity, filter: description)
+        if let padding { try Parameters.padding.check(padding, filter: description) }
+        return input
+    }
 
     public func makeRenderer(for input: FrameSize) throws(FilterError) -> any FilterRenderer {
+        _ = try outputSize(for: input)
         do {
             return try TextRenderer(text: self, frame: input)
         } catch {

@@ -18,9 +18,15 @@ public struct Track: Sendable, Equatable {
     public let objects: [[Key]]
     public let hold: Double
 
-    public static let defaultHold = 1.0
+    public enum Parameters {
+        /// Long enough that a detector that misses a face for a few frames does not unmask it.
+        public static let hold = NumericParameter<Double>("hold", in: 0...3600, default: 1,
+                                                          summary: "seconds a track's box stays after its last keyframe")
+    }
 
-    public init(objects: [[Key]], hold: Double = Track.defaultHold) {
+    @available(*, deprecated, message: "use Parameters.hold.defaultValue") public static var defaultHold: Double { Parameters.hold.defaultValue! }
+
+    public init(objects: [[Key]], hold: Double = Parameters.hold.defaultValue!) {
         self.objects = objects.filter { !$0.isEmpty }
         self.hold = hold
     }
@@ -62,7 +68,7 @@ public struct Track: Sendable, Equatable {
     }
 
     /// Reads a `.csv` or `.json` file (JSON when its first non-blank character is `[`).
-    public static func load(path: String, hold: Double = Track.defaultHold) throws(LoadError) -> Track {
+    public static func load(path: String, hold: Double = Parameters.hold.defaultValue!) throws(LoadError) -> Track {
         try RegularFile.check(path, largest: 256 << 20) { LoadError(path: path, reason: $0) }
         let data: Data
         do {

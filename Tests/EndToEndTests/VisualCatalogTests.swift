@@ -78,15 +78,37 @@ extension EndToEnd {
             }
         }
 
-        @Test("a value outside the listed range is refused with the listing's own words")
-        func rangeMatchesParser() async throws {
-            let blur = try #require(try await filtersJSON().first { $0["name"] as? String == "blur" })
-            let sigma = try #require((blur["parameters"] as? [[String: Any]])?.first { $0["key"] as? String == "sigma" })
-            let high = try #require(sigma["maximum"] as? Double), expected = try #require(sigma["expected"] as? String)
-            let ok = try await LiveFilter.run(["run", "/nonexistent.mp4", "-o", "/tmp/x.mp4", "--chain", "blur \(plain(high))"])
-            #expect(ok.status == ExitCode.inputUnreadable.rawValue, "\(ok.summary)")
-            let bad = try await LiveFilter.run(["run", "/nonexistent.mp4", "-o", "/tmp/x.mp4", "--chain", "blur sigma=\(plain(high + 1))"])
-            LiveFilter.expectError(bad, .badChain, mentioning: expected)
+        @Test("every listed range is the parser's: its ends are accepted, the nearest values past them refused in the listing's own words")
+        func rangesMatchParser() async throws {
+            let result = try await LiveFilter.run(["filters", "--json"])
+            try LiveFilter.requireSuccess(result)
+            let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+            // The options every filter takes are tried on invert.
+            var listed = try #require(json["filters"] as? [[String: Any]]).map { ($0["name"] as? String ?? "", $0["parameters"] as? [[String: Any]] ?? []) }
+            listed.append(("invert", try #require(json["timeline"] as? [[String: Any]])))
+            var probed = 0
+            for (name, parameters) in listed {
+                for parameter in parameters where ["number", "integer"].contains(parameter["kind"] as? String) {
+                    let key = try #require(parameter["key"] as? String), expected = try #require(parameter["expected"] as? String)
+                    let low = try #require(parameter["minimum"] as? Double), high = try #require(parameter["maximum"] as? Double)
+                    let integer = parameter["kind"] as? String == "integer"
+                    let past = integer ? [plain(low - 1), plain(high + 1)] : [String(low.nextDown), String(high.nextUp)]
+                    for value in [plain(low), plain(high)] + past {
+                        let chain = "\(name) \(key)=\(value)"
+                        let run = try await LiveFilter.run(["run", "/nonexistent.mp4", "-o", "/tmp/x.mp4", "--chain", chain])
+                        // The value is read before the filter asks for what it lacks (blur's sigma, a track for hold).
+                        let refused = run.stderrText.contains("bad value '\(value)' for \(key)")
+                        if past.contains(value) {
+                            LiveFilter.expectError(run, .badChain, mentioning: expected)
+                            #expect(refused, "\(chain): \(run.summary)")
+                        } else {
+                            #expect(!refused, "\(chain): \(run.summary)")
+                        }
+                    }
+                    probed += 1
+                }
+            }
+            #expect(probed >= 20, "only \(probed) numeric parameters listed")
         }
 
         func probeJSON(_ sample: Sample) async throws -> [String: Any] {
