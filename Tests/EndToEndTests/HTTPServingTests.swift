@@ -173,6 +173,7 @@ extension EndToEnd {
             #expect(stats["reconnects"] as? Int == 0, "every client kept its connection: \(stats)")
             // Memory: bounded by the connections, not by the requests (about 6000 of them).
             #expect(peakKB < 160_000, "peak RSS \(peakKB) KB")
+            #expect(samples.count > 12, "one memory sample a second over the 30 s of load: \(samples.count)")
             if samples.count > 12 {
                 let settled = samples[5], last = samples[samples.count - 1]
                 #expect(last - settled < 20_000, "RSS grew from \(settled) KB to \(last) KB under steady load")

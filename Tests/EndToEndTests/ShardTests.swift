@@ -102,6 +102,7 @@ extension EndToEnd {
             try await ShardCheck.runTasks(plan: plan, variable: "JOB_COMPLETION_INDEX")
             try LiveFilter.requireSuccess(try await LiveFilter.run(["join", plan, "-q"]))
             let single = try sandbox.contents(of: "single"), split = try sandbox.contents(of: "split").filter { $0.hasSuffix(".png") }
+            #expect(single.count == 120, "5 s at 24 fps: \(single.count) frames")
             #expect(single == split, "frame names")
             for name in single {
                 let a = try Data(contentsOf: sandbox.file("single/\(name)")), b = try Data(contentsOf: sandbox.file("split/\(name)"))
