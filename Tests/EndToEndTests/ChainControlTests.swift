@@ -14,8 +14,16 @@ import Testing
         return Double(total) / Double(picture.pixels.count / 3)
     }
 
-    static func waitForChain(port: Int) async throws {
-        #expect(await RawHTTP.waitUntilListening(port: port, timeout: .seconds(30)), "the control port listens")
+    /// Starts `livefilter ARGS… --control 127.0.0.1:0` and returns it with the port it announces
+    /// once its control server listens.
+    static func startWithControl(_ arguments: [String]) async throws -> (Subprocess, Int) {
+        let child = try LiveFilter.start(arguments + ["--control", "127.0.0.1:0"])
+        do {
+            return (child, try await LiveFilter.listeningPort(of: child, announcedBy: "chain control at "))
+        } catch {
+            child.send(SIGKILL)
+            throw error
+        }
     }
 
     @Test("a change during a live HLS run takes effect at the tick the reply names: the output's frame N−1 has colour, N and later are grey",
@@ -32,14 +40,14 @@ import Testing
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         let playlist = out.appendingPathComponent("index.m3u8")
         let report = sandbox.file("report.json")
-        let port = try RawHTTP.freePort()
-        let child = try LiveFilter.start(["run", server.liveURL, "-o", playlist.path, "--chain", "mirror", "--hls-time", "1",
-                                          "--hls-playlist", "event", "--control", "127.0.0.1:\(port)", "--report", report.path, "--quiet"])
-        try await Self.waitForChain(port: port)
+        let (child, port) = try await Self.startWithControl(["run", server.liveURL, "-o", playlist.path, "--chain", "mirror",
+                                                             "--hls-time", "1", "--hls-playlist", "event", "--report", report.path,
+                                                             "--quiet", "--progress", "json"])
+        defer { child.send(SIGKILL) }  // only if the test stopped before the child exited
         let before = try RawHTTP.request(port: port, "/chain")
         #expect(before.status == 200 && String(decoding: before.body, as: UTF8.self) == "mirror horizontal\n")
-        // Let the run get going on the live edge, then change the chain.
-        try await Task.sleep(for: .seconds(4))
+        // Change the chain once the run is two seconds (60 ticks) into its output: seconds into the run.
+        let going = try await LiveFilter.progress(of: child, "60 ticks") { $0.ticks >= 60 }
         let reply = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: ["Accept": "application/json"],
                                         body: "mirror | grayscale", timeout: 20)
         #expect(reply.status == 200, "PUT: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
@@ -55,7 +63,7 @@ import Testing
         #expect(changes.count == 1 && changes.first?["tick"] as? Int == tick, "report: \(changes)")
 
         // In the output, frame k is tick k: colour up to tick − 1, grey from tick on.
-        #expect(tick >= 30, "the change came seconds into the run: tick \(tick)")
+        #expect(tick >= going.framesWritten, "not applied to frames written before it was asked: tick \(tick), \(going.framesWritten) written")
         let last = try await RGBPicture.frame(of: playlist, number: tick - 1)
         let first = try await RGBPicture.frame(of: playlist, number: tick)
         let later = try await RGBPicture.frame(of: playlist, number: tick + 20)
@@ -69,10 +77,9 @@ import Testing
     func refusalsAndParameters() async throws {
         let sandbox = try Sandbox("control-refusals")
         defer { sandbox.remove() }
-        let port = try RawHTTP.freePort()
-        let child = try LiveFilter.start(["run", Sample.landscape.url.path, "-o", sandbox.file("out.mp4").path, "--realtime",
-                                          "--chain", "blur 2 | rotate 90", "--control", "127.0.0.1:\(port)", "--quiet"])
-        try await Self.waitForChain(port: port)
+        let (child, port) = try await Self.startWithControl(["run", Sample.landscape.url.path, "-o", sandbox.file("out.mp4").path,
+                                                             "--realtime", "--chain", "blur 2 | rotate 90", "--quiet"])
+        defer { child.send(SIGKILL) }
         func put(_ body: String) throws -> (Int, String) {
             let r = try RawHTTP.request(port: port, "/chain", method: "PUT", body: body, timeout: 20)
             return (r.status, String(decoding: r.body, as: UTF8.self))
@@ -109,10 +116,9 @@ import Testing
         let refused = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", sandbox.file("a.mp4").path,
                                                 "--control", "0.0.0.0:0"])
         LiveFilter.expectError(refused, .usage, mentioning: "--control-token")
-        let port = try RawHTTP.freePort()
-        let child = try LiveFilter.start(["run", Sample.landscape.url.path, "-o", sandbox.file("b.mp4").path, "--realtime",
-                                          "--control", "127.0.0.1:\(port)", "--control-token", "s3cret", "--quiet"])
-        try await Self.waitForChain(port: port)
+        let (child, port) = try await Self.startWithControl(["run", Sample.landscape.url.path, "-o", sandbox.file("b.mp4").path,
+                                                             "--realtime", "--control-token", "s3cret", "--quiet"])
+        defer { child.send(SIGKILL) }
         let anonymous = try RawHTTP.request(port: port, "/chain")
         #expect(anonymous.status == 401 && anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
         let wrong = try RawHTTP.request(port: port, "/chain", headers: ["Authorization": "Bearer s3creT"])

@@ -85,15 +85,27 @@ extension EndToEnd {
         try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
         let playlist = outDir.appendingPathComponent("live.m3u8")
         let report = sandbox.file("report.json")
+        // Every publication of the output playlist is a rename into the folder: read each one.
+        let watch = try FolderWatch(outDir)
+        defer { watch.stop() }
         let child = try LiveFilter.start(["run", server.liveURL, "-o", playlist.path, "--chain", "blur 2 | mirror",
                                           "--hls-time", "1", "--hls-list-size", "3", "--max-latency", "4",
                                           "--report", report.path, "--quiet"])
-        // While the input grows, the output playlist is there and grows too, without ENDLIST.
+        defer { child.send(SIGKILL) }
+        // The watch ends with the run (or after a minute, and the wait below reports the hang).
+        let ended = Task {
+            await child.exited()
+            watch.stop()
+        }
+        let limit = Task {
+            try await Task.sleep(for: .seconds(60))
+            watch.stop()
+        }
+        defer { ended.cancel(); limit.cancel() }
+        // While the input grows, the output playlist is published and grows too, without ENDLIST.
         var sequences: [Int] = []
         var sawOpenPlaylist = false
-        let deadline = Date().addingTimeInterval(30)
-        while child.isRunning, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(500))
+        for await name in watch.names where name == playlist.lastPathComponent {
             guard let text = try? String(contentsOf: playlist, encoding: .utf8) else { continue }
             if !text.contains("#EXT-X-ENDLIST") { sawOpenPlaylist = true }
             let last = try Self.segments(of: playlist).last?.uri ?? ""

@@ -13,32 +13,56 @@ extension EndToEnd {
     static let presetCases: [PresetCase] = ["share-small", "compress-720p", "compact", "medium", "camera-back", "camera-front"]
         .flatMap { p in [Sample.landscape, .portraitRotated, .noAudio, .vfr].map { PresetCase(preset: p, sample: $0) } }
 
-    /// Expected display size of the output, from the preset's rules (independently of the code).
-    static func expectedSize(_ c: PresetCase) -> (Int, Int) {
-        // Display sizes of the samples (portrait-rotated is shown 360x640).
-        let (w, h) = switch c.sample {
+    /// Display size of each sample (portrait-rotated is shown 360x640).
+    static func shownSize(_ sample: Sample) -> (width: Int, height: Int) {
+        switch sample {
         case .portraitRotated: (360, 640)
         case .noAudio: (480, 360)
         default: (640, 360)
         }
+    }
+
+    /// The box a preset promises to fit the picture into (`livefilter presets`: "fit inside 512x288
+    /// (16:9) or 480x360 (4:3)"), turned for a portrait picture, and the multiple its sides are
+    /// rounded to; nil for the presets that keep these small sizes or only turn the picture.
+    static func box(_ preset: String, shown: (width: Int, height: Int)) -> (width: Int, height: Int, multiple: Int)? {
+        let wide = Double(max(shown.width, shown.height)) / Double(min(shown.width, shown.height)) > 1.55
+        let landscape: (Int, Int, Int)
+        switch preset {
+        case "share-small": landscape = wide ? (512, 288, 16) : (480, 360, 16)
+        case "medium": landscape = wide ? (568, 320, 2) : (480, 360, 2)
+        default: return nil
+        }
+        return shown.height > shown.width ? (landscape.1, landscape.0, landscape.2) : landscape
+    }
+
+    /// The output's size against what the preset promises: inside its box, never enlarged, as large
+    /// as the box allows (up to the rounding to its multiple), the picture's shape kept within that
+    /// rounding; the presets without a box keep the size, the camera fixes turn it a quarter.
+    static func expectSize(_ c: PresetCase, width: Int, height: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        let shown = shownSize(c.sample)
+        let size = "\(width)x\(height) from \(shown.width)x\(shown.height)"
         switch c.preset {
-        case "share-small":
-            let box = Double(max(w, h)) / Double(min(w, h)) > 1.55 ? (512, 288) : (480, 360)
-            let b = h > w ? (box.1, box.0) : box
-            let f = min(1, min(Double(b.0) / Double(w), Double(b.1) / Double(h)))
-            return (Int((Double(w) * f).rounded()) / 16 * 16, Int((Double(h) * f).rounded()) / 16 * 16)
-        case "medium":
-            let box = Double(max(w, h)) / Double(min(w, h)) > 1.55 ? (568, 320) : (480, 360)
-            let b = h > w ? (box.1, box.0) : box
-            let f = min(1, min(Double(b.0) / Double(w), Double(b.1) / Double(h)))
-            return (Int((Double(w) * f).rounded()) & ~1, Int((Double(h) * f).rounded()) & ~1)
         case "camera-back", "camera-front":
             // Pixels as stored, turned a quarter: the stored size swapped.
-            let stored = c.sample == .portraitRotated ? (640, 360) : (w, h)
-            return (stored.1, stored.0)
+            let stored = c.sample == .portraitRotated ? (640, 360) : shown
+            #expect(width == stored.1 && height == stored.0, "turned a quarter: \(size)", sourceLocation: sourceLocation)
+            return
         default:
-            return (w, h)  // compress-720p and compact keep these small sizes
+            break
         }
+        guard let box = box(c.preset, shown: shown) else {
+            #expect(width == shown.width && height == shown.height, "kept: \(size)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(width <= box.width && height <= box.height, "inside \(box.width)x\(box.height): \(size)", sourceLocation: sourceLocation)
+        #expect(width <= shown.width && height <= shown.height, "not enlarged: \(size)", sourceLocation: sourceLocation)
+        #expect(width % box.multiple == 0 && height % box.multiple == 0, "multiples of \(box.multiple): \(size)",
+                sourceLocation: sourceLocation)
+        let reach = min(Double(box.width) / Double(shown.width), Double(box.height) / Double(shown.height), 1)
+        let fitted = (Double(shown.width) * reach, Double(shown.height) * reach)
+        #expect(Double(width) > fitted.0 - Double(box.multiple) && Double(height) > fitted.1 - Double(box.multiple),
+                "as large as the box allows (\(Int(fitted.0))x\(Int(fitted.1)) before rounding): \(size)", sourceLocation: sourceLocation)
     }
 
     /// Where the white marker (top-left of the stored frame) must be in the output.
@@ -59,8 +83,7 @@ extension EndToEnd {
         try LiveFilter.requireSuccess(result)
         let info = try await FFprobe.probe(output)
         let video = try #require(info.video)
-        let expected = Self.expectedSize(c)
-        #expect(video.width == expected.0 && video.height == expected.1, "size \(String(describing: video.width))x\(String(describing: video.height)), expected \(expected)")
+        Self.expectSize(c, width: try #require(video.width), height: try #require(video.height))
         #expect(video.displayMatrix == nil, "no rotation tag")
         #expect(video.rFrameRate == video.avgFrameRate, "constant rate: \(String(describing: video.rFrameRate)) vs \(String(describing: video.avgFrameRate))")
         #expect(try MP4Boxes.moovBeforeMdat(output), "faststart")

@@ -29,7 +29,7 @@ extension EndToEnd {
                 if let s = ProcessSample(pid: child.processIdentifier) { samples.append((Date().timeIntervalSince(started), s)) }
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: outDir.path)) ?? []
                 maxSegments = max(maxSegments, names.filter { $0.hasSuffix(".ts") }.count)
-                try await Task.sleep(for: .milliseconds(250))
+                try await Task.sleep(for: .milliseconds(250))  // the measurement: four samples a second
             }
             let result = await child.wait(timeout: .seconds(10))
             try LiveFilter.requireSuccess(result)

@@ -19,17 +19,16 @@ extension EndToEnd {
             return folder
         }
 
-        /// Starts `livefilter serve FOLDER` on a free loopback port; stop it with SIGINT.
+        /// Starts `livefilter serve FOLDER` on a loopback port the system picks, and returns once it
+        /// says it listens there; stop it with SIGINT.
         func startServe(_ folder: URL, extra: [String] = []) async throws -> (Subprocess, Int) {
-            let port = try RawHTTP.freePort()
-            let child = try LiveFilter.start(["serve", folder.path, "--listen", "127.0.0.1:\(port)"] + extra)
-            let up = await RawHTTP.waitUntilListening(port: port)
-            if !up {
+            let child = try LiveFilter.start(["serve", folder.path, "--listen", "127.0.0.1:0"] + extra)
+            do {
+                return (child, try await LiveFilter.listeningPort(of: child, announcedBy: "serving "))
+            } catch {
                 child.send(SIGKILL)
-                Issue.record("livefilter serve did not listen on \(port): \(await child.wait(timeout: .seconds(5)).summary)")
-                throw ToolFailure("serve did not start")
+                throw error
             }
-            return (child, port)
         }
 
         @Test("MIME types, no-cache playlists, CORS, bodies byte for byte, HEAD and OPTIONS")
@@ -125,25 +124,25 @@ extension EndToEnd {
             defer { sandbox.remove() }
             let folder = sandbox.file("live")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let port = try RawHTTP.freePort()
             // --realtime paces the 3 s clip like a live input, so there is time to look while it runs.
+            let published = try FolderWatch(folder)
+            defer { published.stop() }
             let child = try LiveFilter.start(["run", Sample.noAudio.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
                                               "--realtime", "--hls-time", "1", "--encoder-preset", "ultrafast", "--quiet",
-                                              "--serve", "127.0.0.1:\(port)"])
-            #expect(await RawHTTP.waitUntilListening(port: port), "run --serve listens before the job runs")
+                                              "--serve", "127.0.0.1:0"])
+            defer { child.send(SIGKILL) }  // only if the test stopped before the child exited
+            let port = try await LiveFilter.listeningPort(of: child, announcedBy: "serving ")
             let page = try RawHTTP.request(port: port, "/")
             #expect(page.status == 200 && page.text.contains("src=\"index.m3u8\""), "the page names the output playlist at once")
-            var playlistDuringRun: RawHTTPResponse?
-            while child.isRunning {
-                if let r = try? RawHTTP.request(port: port, "/index.m3u8"), r.status == 200 { playlistDuringRun = r }
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            // The playlist is published (renamed into place) after the first segment; fetched then, it is
+            // the open EVENT playlist of a run still going — no ENDLIST yet.
+            _ = try await published.first("the playlist", within: .seconds(30)) { $0 == "index.m3u8" }
+            let during = try RawHTTP.request(port: port, "/index.m3u8")
             let result = await child.wait(timeout: .seconds(30))
             try LiveFilter.requireSuccess(result)
             #expect(result.stderrText.contains("http://127.0.0.1:\(port)/"), "prints the URL: \(result.stderrText)")
-            let during = try #require(playlistDuringRun, "the playlist was fetched during the run")
-            #expect(during.header("Content-Type") == "application/vnd.apple.mpegurl")
-            #expect(during.text.contains("#EXTINF"))
+            #expect(during.status == 200 && during.header("Content-Type") == "application/vnd.apple.mpegurl", "\(during.status)")
+            #expect(during.text.contains("#EXTINF") && !during.text.contains("#EXT-X-ENDLIST"), "served while written:\n\(during.text)")
             // Without --serve-after the server ends with the run.
             #expect(throws: (any Error).self) { try RawHTTP.request(port: port, "/index.m3u8", timeout: 2) }
         }
@@ -154,24 +153,15 @@ extension EndToEnd {
             defer { sandbox.remove() }
             let folder = sandbox.file("hls")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let port = try RawHTTP.freePort()
             let child = try LiveFilter.start(["run", Sample.noAudio.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
                                               "--hls-time", "1", "--encoder-preset", "ultrafast", "--quiet",
-                                              "--serve", "127.0.0.1:\(port)", "--serve-after"])
+                                              "--serve", "127.0.0.1:0", "--serve-after"])
             defer { child.send(SIGKILL) }
-            // Wait for the finished playlist (ENDLIST), then check the process is still serving it.
-            let deadline = ContinuousClock.now + .seconds(60)
-            var finished = false
-            while ContinuousClock.now < deadline, child.isRunning {
-                if let r = try? RawHTTP.request(port: port, "/index.m3u8", timeout: 2), r.text.contains("#EXT-X-ENDLIST") {
-                    finished = true
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(200))
-            }
-            #expect(finished, "the finished playlist was served")
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(child.isRunning, "still serving after the run")
+            let port = try await LiveFilter.listeningPort(of: child, announcedBy: "serving ")
+            // It says when the run is done and it goes on serving; then the finished playlist is served.
+            _ = try await child.firstStderrLine("'finished; still serving'", within: .seconds(60)) { $0.hasPrefix("finished; still serving at ") }
+            let playlist = try RawHTTP.request(port: port, "/index.m3u8")
+            #expect(playlist.status == 200 && playlist.text.contains("#EXT-X-ENDLIST"), "the finished playlist is served: \(playlist.text)")
             #expect(try RawHTTP.request(port: port, "/index_00000.ts").status == 200)
             child.send(SIGINT)
             let result = await child.wait(timeout: .seconds(10))

@@ -102,6 +102,7 @@ extension EndToEnd {
             try await ShardCheck.runTasks(plan: plan, variable: "JOB_COMPLETION_INDEX")
             try LiveFilter.requireSuccess(try await LiveFilter.run(["join", plan, "-q"]))
             let single = try sandbox.contents(of: "single"), split = try sandbox.contents(of: "split").filter { $0.hasSuffix(".png") }
+            #expect(single.count == 120, "5 s at 24 fps: \(single.count) frames")
             #expect(single == split, "frame names")
             for name in single {
                 let a = try Data(contentsOf: sandbox.file("single/\(name)")), b = try Data(contentsOf: sandbox.file("split/\(name)"))
@@ -149,15 +150,14 @@ extension EndToEnd {
             // A shard killed mid-way (once it is writing its part) leaves no part; running it again
             // makes one, and clears what the killed one left.
             let work = sandbox.file("out.mp4.parts")
+            let parts = try FolderWatch(work)
+            defer { parts.stop() }
             let killed = try LiveFilter.start(["run", "--plan", plan, "--shard", "1", "-q"])
-            var writing = false
-            for _ in 0..<500 where !writing {
-                writing = try FileManager.default.contentsOfDirectory(atPath: work.path).contains { $0.hasPrefix("shard-1.tmp-") }
-                if !writing { try await Task.sleep(for: .milliseconds(2)) }
-            }
+            defer { killed.send(SIGKILL) }
+            _ = try await parts.first("shard 1's temporary part", within: .seconds(60)) { $0.hasPrefix("shard-1.tmp-") }
             killed.send(SIGKILL)
             let killedResult = await killed.wait()
-            #expect(writing && !killedResult.exitedNormally, "killed while writing: \(killedResult.summary)")
+            #expect(!killedResult.exitedNormally, "killed while writing: \(killedResult.summary)")
             r = try await LiveFilter.run(["join", plan])
             LiveFilter.expectError(r, .partsIncomplete, mentioning: "shard 1")
             for k in ["1", "2"] { try LiveFilter.requireSuccess(try await LiveFilter.run(["run", "--plan", plan, "--shard", k, "-q"])) }

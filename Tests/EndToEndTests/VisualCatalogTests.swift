@@ -68,7 +68,9 @@ extension EndToEnd {
             try await ffmpeg(["-f", "lavfi", "-i", "color=c=red@0.5:s=64x32,format=rgba", "-frames:v", "1", logo.path])
             try "time,x,y,w,h\n0,10,10,40,20\n".write(to: plates, atomically: true, encoding: .utf8)
             for filter in try await filtersJSON() {
-                for listed in try #require(filter["examples"] as? [String]) {
+                let examples = try #require(filter["examples"] as? [String])
+                #expect(!examples.isEmpty, "\(filter["name"] ?? "?") shows no example")
+                for listed in examples {
                     let example = listed.replacingOccurrences(of: "logo.png", with: logo.path)
                         .replacingOccurrences(of: "plates.csv", with: plates.path)
                     // A good chain gets past parsing to the missing input (4); a bad one stops at 3.

@@ -36,6 +36,9 @@ final class HLSTestServer: @unchecked Sendable {
     private var server: HTTPService!
     private let lock = NSLock()
     private var stopped = false
+    /// Responses held open until `stop()` (the silent server), by id.
+    private var heldOpen: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextHeld = 0
 
     var baseURL: String { server.baseURL }
     var vodURL: String { baseURL + "/vod.m3u8" }
@@ -90,8 +93,30 @@ final class HLSTestServer: @unchecked Sendable {
     }
 
     func stop() {
-        lock.lock(); stopped = true; lock.unlock()
+        let held = lock.withLock {
+            stopped = true
+            defer { heldOpen.removeAll() }
+            return Array(heldOpen.values)
+        }
+        for response in held { response.resume() }
         server.shutdown()
+    }
+
+    /// Returns when the server stops, or when the waiting request is cancelled (its client left).
+    private func untilStopped() async {
+        let id = lock.withLock { nextHeld += 1; return nextHeld }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = lock.withLock { () -> Bool in
+                    if stopped || Task.isCancelled { return true }
+                    heldOpen[id] = continuation
+                    return false
+                }
+                if done { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { heldOpen.removeValue(forKey: id) }?.resume()
+        }
     }
 
     private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
@@ -119,7 +144,7 @@ final class HLSTestServer: @unchecked Sendable {
         let path = request.uri.path
         if case .silent = hostility {
             // Never answers: the connection stays open and silent until the server stops.
-            while !isStopped { try await Task.sleep(for: .milliseconds(50)) }
+            await untilStopped()
             throw CancellationError()
         }
         if case .redirectLoop = hostility, path.hasSuffix(".m3u8") {
@@ -165,6 +190,7 @@ final class HLSTestServer: @unchecked Sendable {
                             body: ResponseBody { [self] writer in
                                 for byte in data where !isStopped {
                                     try await writer.write(ByteBuffer(bytes: [byte]))
+                                    // The hostility itself: one byte a second.
                                     try await Task.sleep(for: .seconds(1))
                                 }
                                 throw CancellationError()

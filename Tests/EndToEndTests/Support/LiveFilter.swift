@@ -32,9 +32,60 @@ enum LiveFilter {
         return try await Subprocess.run(binary, arguments, timeout: timeout)
     }
 
-    /// Starts `livefilter ARGS…` without waiting (for the SIGINT test).
+    /// Starts `livefilter ARGS…` without waiting, its stderr read as it is written, so the test can
+    /// wait for a line (`progress`, `listeningPort`) instead of sleeping.
     static func start(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> Subprocess {
-        try Subprocess(try binary(sourceLocation: sourceLocation), arguments)
+        try Subprocess(try binary(sourceLocation: sourceLocation), arguments, streamingStderr: true)
+    }
+
+    /// One line of `--progress json` (schema livefilter.progress/1; Sources/livefilter/ProgressOutput.swift).
+    struct Progress: Decodable, Sendable {
+        var schema: String
+        var phase: String
+        var time: Double
+        var framesWritten: Int
+        var ticks: Int
+        var elapsed: Double
+
+        enum CodingKeys: String, CodingKey {
+            case schema, phase, time, ticks, elapsed
+            case framesWritten = "frames_written"
+        }
+
+        /// The record on `line`, or nil for any other line.
+        init?(line: String) {
+            guard line.hasPrefix("{"), let record = try? JSONDecoder().decode(Progress.self, from: Data(line.utf8)),
+                  record.schema == "livefilter.progress/1" else { return nil }
+            self = record
+        }
+    }
+
+    /// Waits until a child started with `--progress json` (lines on stderr) reports a running state
+    /// for which `matches` holds — the run has reached that point, however long it took to get there.
+    @discardableResult
+    static func progress(of child: Subprocess, _ what: String, within timeout: Duration = .seconds(120),
+                         where matches: @escaping @Sendable (Progress) -> Bool) async throws -> Progress {
+        let line = try await child.firstStderrLine("a progress line with \(what)", within: timeout) { line in
+            Progress(line: line).map { $0.phase == "running" && matches($0) } ?? false
+        }
+        return try #require(Progress(line: line))
+    }
+
+    /// Waits for the line a server of `child` prints once it listens — "serving … at http://HOST:PORT/"
+    /// (`serve`, `run --serve`) or "chain control at http://HOST:PORT/chain" (`run --control`) — and
+    /// returns PORT. Ask for port 0: the system picks a free one, and the line says which.
+    static func listeningPort(of child: Subprocess, announcedBy prefix: String, within timeout: Duration = .seconds(60)) async throws -> Int {
+        let line = try await child.firstStderrLine("'\(prefix)… http://…'", within: timeout) { $0.hasPrefix(prefix) && $0.contains(" at http://") }
+        let address = line.components(separatedBy: " at http://")[1].prefix { $0 != "/" && $0 != " " }
+        return try #require(address.split(separator: ":").last.flatMap { Int($0) }, "no port in '\(line)'")
+    }
+
+    /// The result without the `--progress json` lines a test asked for, for checks on the other stderr lines.
+    static func withoutProgress(_ result: ProcessResult) -> ProcessResult {
+        var other = result
+        let kept = result.stderrText.split(separator: "\n", omittingEmptySubsequences: false).filter { Progress(line: String($0)) == nil }
+        other.stderr = Data(kept.joined(separator: "\n").utf8)
+        return other
     }
 
     /// Requires a clean success (exit 0, no timeout); otherwise one issue with the stderr tail, and

@@ -67,34 +67,6 @@ enum RawHTTP {
         }
         return RawHTTPResponse(status: status, headers: headers, body: Data(bytes[end.upperBound...]))
     }
-
-    /// A port that was free a moment ago (bound to 0, read, released), for a child process to listen on.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw ToolFailure("bind: \(String(cString: strerror(errno)))") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
-    /// Polls until something answers on `port` (or `timeout` passes).
-    static func waitUntilListening(port: Int, timeout: Duration = .seconds(20)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if (try? request(port: port, "/favicon.ico", method: "HEAD", timeout: 2)) != nil { return true }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return false
-    }
 }
 
 /// One client connection kept open across requests (HTTP/1.1 keep-alive), reading each answer by
