@@ -15,15 +15,21 @@ extension FilterChain {
     /// This chain changed by `text`: either a whole new chain, or parameter changes
     /// `[FILTER.]key=value …` where FILTER is a filter's name or 1-based position (without it, the
     /// first filter that has the key). `blur.sigma=12`, `2.angle=180`, `sigma=8 size=24`.
-    public func applying(_ text: String) throws(ChainSyntaxError) -> FilterChain {
+    ///
+    /// `files` says which files the text may make it read, as in `FilterChain(parsing:files:)`. A
+    /// filter the text changes keeps the files it reads unless the text names others; a filter it
+    /// does not change is kept as it is, its files not read again.
+    public func applying(_ text: String, files: ChainFileAccess = .unrestricted) throws(ChainSyntaxError) -> FilterChain {
         let filterTexts = try ChainTokenizer.filters(text)
         guard filterTexts.count == 1, let first = filterTexts[0].first, first.equals != nil else {
-            return try FilterChain(parsing: text)
+            return try FilterChain(parsing: text, files: files)
         }
+        // The running filters' arguments, as their text writes them: nothing is read or admitted here.
         var arguments: [FilterCatalog.Arguments] = []
         for filter in filters {
-            arguments.append(try FilterCatalog.arguments(try ChainTokenizer.tokens(filter.description)))
+            arguments.append(try FilterCatalog.arguments(try ChainTokenizer.tokens(filter.description), files: .unrestricted))
         }
+        var changed = Set<Int>()
         for token in filterTexts[0] {
             guard let target = token.key else {
                 throw .unexpectedValue(filter: "chain", value: token.text, expected: "[FILTER.]key=value (FILTER: a name or a position)")
@@ -55,9 +61,16 @@ extension FilterChain {
             var spelled = arguments[index].spelled.filter { !$0.hasPrefix(key + "=") }
             spelled.append("\(key)=\(value)")
             let tokens = try ChainTokenizer.tokens(([arguments[index].definition.name] + spelled).joined(separator: " "))
-            arguments[index] = try FilterCatalog.arguments(tokens)
+            arguments[index] = try FilterCatalog.arguments(tokens, files: .unrestricted)
+            changed.insert(index)
         }
-        return try FilterChain(parsing: arguments.map { ([$0.definition.name] + $0.spelled).joined(separator: " ") }.joined(separator: " | "))
+        // Each changed filter is built again under `files`, keeping the files it read.
+        var chain = self
+        for index in changed.sorted() {
+            let tokens = try ChainTokenizer.tokens(([arguments[index].definition.name] + arguments[index].spelled).joined(separator: " "))
+            chain.filters[index] = try FilterCatalog.parseFilter(tokens, files: files.keeping(filesOf: FilterChain([filters[index]])))
+        }
+        return chain
     }
 
     /// Every numeric parameter of every filter that has a plain value (not keyframes), with the
@@ -66,7 +79,7 @@ extension FilterChain {
         var out: [ChainParameter] = []
         for (index, filter) in filters.enumerated() {
             guard let tokens = try? ChainTokenizer.tokens(filter.description), !tokens.isEmpty,
-                  let arguments = try? FilterCatalog.arguments(tokens) else { continue }
+                  let arguments = try? FilterCatalog.arguments(tokens, files: .unrestricted) else { continue }
             for parameter in arguments.definition.parameters {
                 let range: (Double, Double, Bool)
                 switch parameter.kind {

@@ -15,6 +15,10 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
     case unterminatedQuote
     /// A NUL (U+0000) in the chain: number parsing stops at one, so `1\0junk` would read as 1.
     case nulCharacter
+    /// A file the chain's file access does not let it read (`ChainFileAccess`): a live change
+    /// naming a file outside the folder it may read from (`folder`), or any file when it may read
+    /// none. Decided before the file is touched, so it reads the same whether or not it exists.
+    case fileNotAllowed(filter: String, key: String, path: String, folder: Bool)
     /// An error on a line of a chain file (1-based).
     indirect case onLine(Int, ChainSyntaxError)
 
@@ -31,6 +35,7 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
         case let .conflict(filter, _): filter
         case .unterminatedQuote: "\""
         case .nulCharacter: "NUL"
+        case let .fileNotAllowed(_, key, path, _): "\(key)=\(path)"
         case let .onLine(_, error): error.token
         }
     }
@@ -57,6 +62,10 @@ public enum ChainSyntaxError: Error, CustomStringConvertible, Equatable, Sendabl
             "a quote (\") is not closed: write text as \"…\" with \\\" for a quote inside"
         case .nulCharacter:
             "the chain holds a NUL character (U+0000): remove it"
+        case let .fileNotAllowed(filter, key, path, folder):
+            folder ? "\(filter): \(key) '\(path)' is not allowed: only files in the chain's folder may be read (a relative path starts there; "
+                + ".. and symbolic links may not lead out)"
+                : "\(filter): \(key) '\(path)' is not allowed: this chain may read no files"
         case let .onLine(line, error):
             "line \(line): \(error)"
         }

@@ -12,6 +12,8 @@ public struct ParameterDefinition: Sendable {
         case rectangle
         /// A form of its own, checked by the filter (e.g. `enable=` ranges); the text says which.
         case text(String)
+        /// A file the filter reads, admitted by the parse's `ChainFileAccess`; the text says what kind.
+        case file(String)
     }
 
     public let key: String
@@ -43,7 +45,7 @@ extension ParameterDefinition.Kind {
         case .size: "WxH, e.g. 1280x720"
         case .color: "#RRGGBB, e.g. #FF8000"
         case .rectangle: "WxH+X+Y, e.g. 640x360+10+20"
-        case let .text(form): form
+        case let .text(form), let .file(form): form
         }
     }
 }
@@ -58,6 +60,8 @@ public enum ParameterValue: Sendable, Equatable {
     case rectangle(PixelRect)
     /// A `.text` parameter's value as written; its filter checks the form.
     case text(String)
+    /// A `.file` parameter's file, as the parse's file access admitted it.
+    case file(ChainFile)
 }
 
 /// One filter of the chain grammar: name, summary, parameters and how to build it.
@@ -200,7 +204,7 @@ public enum FilterCatalog {
         FilterDefinition(
             name: "overlay", summary: "a PNG with alpha over the picture (a logo): ffmpeg's overlay with format=rgb, to the bit at scale 1",
             parameters: [
-                .init(key: "file", kind: .text("a PNG file"), positional: true, defaultValue: nil, summary: "the image; its alpha says where it covers"),
+                .init(key: "file", kind: .file("a PNG file"), positional: true, defaultValue: nil, summary: "the image; its alpha says where it covers"),
                 .init(Overlay.Parameters.x),
                 .init(Overlay.Parameters.y),
                 .init(Overlay.Parameters.opacity),
@@ -209,16 +213,16 @@ public enum FilterCatalog {
             ],
             examples: ["overlay logo.png x=right-16 y=top+16", "overlay logo.png x=center y=bottom-40 opacity=0.7 scale=0.5"],
             build: { (values: [String: ParameterValue]) throws(ChainSyntaxError) -> any Filter in
-                guard case let .text(path)? = values["file"] else {
+                guard case let .file(file)? = values["file"] else {
                     throw .missingParameter(filter: "overlay", key: "file", expected: "a PNG file, e.g. overlay logo.png")
                 }
                 let image: RGBAImage
                 do throws(RGBAImage.LoadError) {
-                    image = try RGBAImage.cachedPNG(path: path)
+                    image = try RGBAImage.cachedPNG(file: file)
                 } catch {
-                    throw .badValue(filter: "overlay", key: "file", value: path, expected: "a readable PNG: \(error.reason)")
+                    throw .badValue(filter: "overlay", key: "file", value: file.spelled, expected: "a readable PNG: \(error.reason)")
                 }
-                var overlay = Overlay(path: path, image: image)
+                var overlay = Overlay(file: file, image: image)
                 if let x = try anchor(values, Overlay.Parameters.x, filter: "overlay") { overlay.x = x }
                 if let y = try anchor(values, Overlay.Parameters.y, filter: "overlay") { overlay.y = y }
                 if let opacity = values[Overlay.Parameters.opacity] { overlay.opacity = opacity }
@@ -239,7 +243,7 @@ public enum FilterCatalog {
                 .init(key: "box", kind: .text("#RRGGBB or #RRGGBB@OPACITY, e.g. #000000@0.5"), positional: false, defaultValue: nil,
                       summary: "a box behind the text (default opacity \(formatNumber(Text.Parameters.boxOpacity.defaultValue!)))"),
                 .init(Text.Parameters.padding),
-                .init(key: "font", kind: .text("a TrueType/OpenType file"), positional: false, defaultValue: nil,
+                .init(key: "font", kind: .file("a TrueType/OpenType file"), positional: false, defaultValue: nil,
                       summary: "default: DejaVu Sans (fonts-dejavu-core), else Liberation Sans, FreeSans or Noto Sans"),
             ],
             examples: ["text \"{time}\" x=right-16 y=bottom-16 box=#000000", "text \"LIVE {date}\" size=24 color=#FF3030"],
@@ -249,7 +253,7 @@ public enum FilterCatalog {
                 }
                 let font: FontFile
                 do throws(Text.FontError) {
-                    if case let .text(path)? = values["font"] { font = FontFile(path: path) } else { font = try FontFile.findDefault() }
+                    if case let .file(file)? = values["font"] { font = FontFile(file) } else { font = try FontFile.findDefault() }
                     try Text.checkFont(font)
                 } catch {
                     throw .badValue(filter: "text", key: "font", value: error.path ?? "(default)", expected: "a usable font: \(error.reason)")
@@ -337,16 +341,16 @@ public enum FilterCatalog {
               summary: "act only inside this box of the picture entering the filter (filters that keep the size)"),
         .init(ScheduledFilter.Parameters.shape),
         .init(ScheduledFilter.Parameters.feather),
-        .init(key: "track", kind: .text("a .csv (header time,x,y,w,h[,id]) or .json file of boxes over time"), positional: false, defaultValue: nil,
+        .init(key: "track", kind: .file("a .csv (header time,x,y,w,h[,id]) or .json file of boxes over time"), positional: false, defaultValue: nil,
               summary: "act inside boxes over time, interpolated linearly between a box's keyframes"),
         .init(Track.Parameters.hold),
     ]
 
-    /// Parses one filter from its whitespace-separated tokens.
-    static func parseFilter(_ tokens: [ChainToken]) throws(ChainSyntaxError) -> any Filter {
-        let parsed = try arguments(tokens)
+    /// Parses one filter from its whitespace-separated tokens; `files` says which files it may read.
+    static func parseFilter(_ tokens: [ChainToken], files: ChainFileAccess) throws(ChainSyntaxError) -> any Filter {
+        let parsed = try arguments(tokens, files: files)
         guard !parsed.timeline.isEmpty || !parsed.animated.isEmpty else { return try parsed.definition.build(parsed.values) }
-        let options = try timelineOptions(parsed.timeline, filter: parsed.definition.name)
+        let options = try timelineOptions(parsed.timeline, files: parsed.timelineFiles, filter: parsed.definition.name)
         return try ScheduledFilter(definition: parsed.definition, values: parsed.values, animated: parsed.animated,
                                    spelled: parsed.spelled, options: options)
     }
@@ -357,11 +361,16 @@ public enum FilterCatalog {
         var values: [String: ParameterValue] = [:]
         var animated: [String: Keyframes] = [:]
         var timeline: [String: String] = [:]
-        /// Every argument as `key=text`, in the order written (positional values with their key).
+        /// The files the timeline options name (`track=`), admitted.
+        var timelineFiles: [String: ChainFile] = [:]
+        /// Every argument as `key=text`, in the order written (positional values with their key); a
+        /// file as admitted (within a folder: its real path).
         var spelled: [String] = []
     }
 
-    static func arguments(_ tokens: [ChainToken]) throws(ChainSyntaxError) -> Arguments {
+    /// The arguments of one filter, each file among them admitted by `files` before anything reads
+    /// it (`.unrestricted` admits without touching the file system).
+    static func arguments(_ tokens: [ChainToken], files: ChainFileAccess) throws(ChainSyntaxError) -> Arguments {
         let name = tokens[0].text
         guard let definition = definition(named: name) else {
             throw .unknownFilter(name: name, validNames: definitions.map(\.name))
@@ -369,7 +378,15 @@ public enum FilterCatalog {
         var values: [String: ParameterValue] = [:]
         var animated: [String: Keyframes] = [:]
         var timeline: [String: String] = [:]
+        var timelineFiles: [String: ChainFile] = [:]
         var spelled: [String] = []
+        /// `value` for `parameter`; a file admitted by `files` (nil: not a file), and its spelling then.
+        func admit(_ text: String, _ parameter: ParameterDefinition) throws(ChainSyntaxError) -> ChainFile? {
+            guard case .file = parameter.kind else { return nil }
+            let file = try files.admit(text, filter: name, key: parameter.key)
+            spelled[spelled.count - 1] = "\(parameter.key)=\(ChainTokenizer.quoted(file.path))"
+            return file
+        }
         func keyframes(_ text: String, _ parameter: ParameterDefinition) -> Keyframes? {
             guard parameter.animates, text.contains("@") else { return nil }
             return Keyframes.parse(text) { value in
@@ -395,6 +412,9 @@ public enum FilterCatalog {
                     }
                     guard timeline[key] == nil else { throw .duplicateKey(filter: name, key: key) }
                     timeline[key] = text
+                    if let option = timelineParameters.first(where: { $0.key == key }), let file = try admit(text, option) {
+                        timelineFiles[key] = file
+                    }
                     continue
                 }
                 guard values[key] == nil else { throw .duplicateKey(filter: name, key: key) }
@@ -407,7 +427,7 @@ public enum FilterCatalog {
                     let expected = parameter.animates ? "\(parameter.expected), or keyframes V@T,V@T,… (seconds)" : parameter.expected
                     throw .badValue(filter: name, key: key, value: text, expected: expected)
                 }
-                values[key] = value
+                values[key] = try admit(text, parameter).map { .file($0) } ?? value
             } else {
                 let text = token.text
                 let open = definition.parameters.filter { $0.positional && values[$0.key] == nil }
@@ -425,14 +445,16 @@ public enum FilterCatalog {
                         : open.map { "\($0.key): \($0.expected)" }.joined(separator: "; or ")
                     throw .unexpectedValue(filter: name, value: text, expected: expected)
                 }
-                values[parameter.key] = value
                 spelled.append("\(parameter.key)=\(ChainTokenizer.quoted(text))")
+                values[parameter.key] = try admit(text, parameter).map { .file($0) } ?? value
             }
         }
-        return Arguments(definition: definition, values: values, animated: animated, timeline: timeline, spelled: spelled)
+        return Arguments(definition: definition, values: values, animated: animated, timeline: timeline, timelineFiles: timelineFiles,
+                         spelled: spelled)
     }
 
-    private static func timelineOptions(_ text: [String: String], filter name: String) throws(ChainSyntaxError) -> ScheduledFilter.Options {
+    private static func timelineOptions(_ text: [String: String], files: [String: ChainFile],
+                                        filter name: String) throws(ChainSyntaxError) -> ScheduledFilter.Options {
         func expected(_ key: String) -> String { timelineParameters.first { $0.key == key }!.expected }
         var options = ScheduledFilter.Options()
         if let value = text["enable"] {
@@ -467,15 +489,16 @@ public enum FilterCatalog {
             guard text["track"] != nil else { throw .conflict(filter: name, message: "hold= is for track=; give a track file") }
             hold = seconds
         }
-        if let path = text["track"] {
+        if let file = files["track"] {
             guard options.region == nil else {
                 throw .conflict(filter: name, message: "give region= or track=, not both")
             }
             do {
-                options.track = try Track.load(path: path, hold: hold)
+                options.track = try Track.load(file: file, hold: hold)
             } catch {
-                throw .badValue(filter: name, key: "track", value: path, expected: "a readable track file: \(error.reason)")
+                throw .badValue(filter: name, key: "track", value: file.spelled, expected: "a readable track file: \(error.reason)")
             }
+            options.trackFile = file
         }
         if (text["shape"] != nil || text["feather"] != nil) && !options.confined {
             throw .conflict(filter: name, message: "shape= and feather= shape a region; give region= or track=")
@@ -502,7 +525,8 @@ public enum FilterCatalog {
             guard parts.count == 3, let size = parseSize(parts[0]),
                   let x = Int(parts[1]), let y = Int(parts[2]), x >= 0, y >= 0 else { return nil }
             return .rectangle(PixelRect(x: x, y: y, width: size.width, height: size.height))
-        case .text:
+        case .text, .file:
+            // A file is admitted by the caller, which knows the parse's file access.
             return text.isEmpty ? nil : .text(text)
         }
     }

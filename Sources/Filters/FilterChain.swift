@@ -11,26 +11,27 @@ public struct FilterChain: Sendable, CustomStringConvertible {
 
     /// Parses the one-line form, e.g. `scale fit=1280x720 | blur 6 | rotate 90`. Blank text is the
     /// empty chain. Double quotes keep spaces, `|` and `#` in a value (`text "a | b"`); inside them
-    /// `\"` and `\\` stand for `"` and `\`.
-    public init(parsing text: String) throws(ChainSyntaxError) {
+    /// `\"` and `\\` stand for `"` and `\`. `files` says which files the text may make it read
+    /// (`overlay FILE`, `font=`, `track=`): any, as the operator's own chain, unless told otherwise.
+    public init(parsing text: String, files: ChainFileAccess = .unrestricted) throws(ChainSyntaxError) {
         filters = []
         guard text.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else { return }
         for (index, tokens) in try ChainTokenizer.filters(text).enumerated() {
             guard !tokens.isEmpty else { throw .emptyFilter(position: index + 1) }
-            filters.append(try FilterCatalog.parseFilter(tokens))
+            filters.append(try FilterCatalog.parseFilter(tokens, files: files))
         }
     }
 
     /// Parses the file form: one filter per line (or several joined by `|`), `#` outside quotes
     /// starts a comment, blank lines are ignored. Errors say which line. Lines end at `\n` (a `\r`
     /// before it is white space), split as scalars like the words (`\r\n` is one `Character`).
-    public init(parsingFile text: String) throws(ChainSyntaxError) {
+    public init(parsingFile text: String, files: ChainFileAccess = .unrestricted) throws(ChainSyntaxError) {
         filters = []
         for (number, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let content = ChainTokenizer.strippingComment(Substring(line))
             guard content.unicodeScalars.contains(where: { !$0.properties.isWhitespace }) else { continue }
             do {
-                filters += try FilterChain(parsing: String(content)).filters
+                filters += try FilterChain(parsing: String(content), files: files).filters
             } catch {
                 throw .onLine(number + 1, error)
             }

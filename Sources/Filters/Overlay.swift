@@ -77,51 +77,61 @@ public final class RGBAImage: Sendable {
         public var description: String { "\(path): \(reason)" }
     }
 
-    private static let cache = Mutex<[String: (stamp: [Int], image: RGBAImage)]>([:])
+    private static let cache = Mutex<[ChainFile: (stamp: [Int], image: RGBAImage)]>([:])
+    static let largestFile = 256 << 20
 
     /// `png(path:)`, read once while the file stays the same (a keyframed overlay builds its
     /// filter again whenever a value changes).
     public static func cachedPNG(path: String) throws(LoadError) -> RGBAImage {
-        var info = stat()
-        let stamp = stat(path, &info) == 0 ? [Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec] : []
-        if !stamp.isEmpty, let hit = cache.withLock({ $0[path] }), hit.stamp == stamp { return hit.image }
-        let image = try png(path: path)
-        if !stamp.isEmpty { cache.withLock { $0[path] = (stamp, image) } }
+        try cachedPNG(file: ChainFile(path: path))
+    }
+
+    /// The PNG in `file`, read once while the file stays the same: the open file's device, inode,
+    /// size and time are compared, so a hit is the file just opened.
+    static func cachedPNG(file: ChainFile) throws(LoadError) -> RGBAImage {
+        let opened: OpenedFile
+        do throws(ChainFile.ReadError) { opened = try file.open(largest: largestFile) } catch { throw LoadError(path: file.spelled, reason: error.reason) }
+        let stamp = opened.stamp
+        if let hit = cache.withLock({ $0[file] }), hit.stamp == stamp { return hit.image }
+        let image = try png(opened, path: file.spelled)
+        cache.withLock { $0[file] = (stamp, image) }
         return image
     }
 
     /// Reads a PNG of any kind (palette, grey, 16-bit, interlaced) with libpng, as 8-bit RGBA.
     public static func png(path: String) throws(LoadError) -> RGBAImage {
-        try RegularFile.check(path, largest: 256 << 20) { LoadError(path: path, reason: $0) }
+        let opened: OpenedFile
+        do throws(ChainFile.ReadError) { opened = try ChainFile(path: path).open(largest: largestFile) } catch { throw LoadError(path: path, reason: error.reason) }
+        return try png(opened, path: path)
+    }
+
+    private static func png(_ file: borrowing OpenedFile, path: String) throws(LoadError) -> RGBAImage {
+        let bytes: [UInt8]
+        do throws(ChainFile.ReadError) { bytes = try file.bytes() } catch { throw LoadError(path: path, reason: error.reason) }
+        // libpng reads the header in `begin_read` and the rest in `finish_read`: both within one
+        // borrow of the bytes.
+        return try bytes.withUnsafeBytes { decodePNG($0, path: path) }.get()
+    }
+
+    private static func decodePNG(_ data: UnsafeRawBufferPointer, path: String) -> Result<RGBAImage, LoadError> {
         var image = png_image()
         image.version = png_uint_32(lf_png_image_version)
         defer { png_image_free(&image) }
         func message() -> String {
             withUnsafeBytes(of: image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         }
-        guard png_image_begin_read_from_file(&image, path) != 0 else {
-            throw LoadError(path: path, reason: "not a PNG libpng can read (\(message()))")
+        guard png_image_begin_read_from_memory(&image, data.baseAddress, data.count) != 0 else {
+            return .failure(LoadError(path: path, reason: "not a PNG libpng can read (\(message()))"))
         }
         let width = Int(image.width), height = Int(image.height)
         guard width > 0, height > 0, width <= FilterCatalog.maxSide, height <= FilterCatalog.maxSide else {
-            throw LoadError(path: path, reason: "\(width)x\(height) is not a size an overlay can have (at most \(FilterCatalog.maxSide) a side)")
+            return .failure(LoadError(path: path, reason: "\(width)x\(height) is not a size an overlay can have (at most \(FilterCatalog.maxSide) a side)"))
         }
         image.format = lf_png_format_rgba
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, png_int_32(width * 4), nil) }
-        guard finished != 0 else { throw LoadError(path: path, reason: "cannot decode it (\(message()))") }
-        return RGBAImage(width: width, height: height, pixels: pixels)
-    }
-}
-
-/// Files the grammar reads (tracks, images, fonts) are regular files of a sane size: never a
-/// device, a FIFO or a folder that would hang or exhaust a run at start-up.
-enum RegularFile {
-    static func check<E: Error>(_ path: String, largest: Int, _ error: (String) -> E) throws(E) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw error(errno == ENOENT ? "no such file" : "cannot read it (errno \(errno))") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw error("not a regular file") }
-        guard Int(info.st_size) <= largest else { throw error("larger than \(largest >> 20) MB") }
+        guard finished != 0 else { return .failure(LoadError(path: path, reason: "cannot decode it (\(message()))")) }
+        return .success(RGBAImage(width: width, height: height, pixels: pixels))
     }
 }
 
@@ -132,7 +142,9 @@ enum RegularFile {
 public struct Overlay: Filter, Hashable {
     public enum Alpha: String, CaseIterable, Sendable { case straight, premultiplied }
 
-    public let path: String
+    public var path: String { file.path }
+    /// The file the image was read from.
+    let file: ChainFile
     public let image: RGBAImage
     public var x: Anchor
     public var y: Anchor
@@ -154,7 +166,13 @@ public struct Overlay: Filter, Hashable {
     public init(path: String, image: RGBAImage, x: Anchor = Parameters.x.defaultValue, y: Anchor = Parameters.y.defaultValue,
                 opacity: Double = Parameters.opacity.defaultValue!, scale: Double = Parameters.scale.defaultValue!,
                 alpha: Alpha = Parameters.alpha.defaultValue) {
-        (self.path, self.image, self.x, self.y, self.opacity, self.scale, self.alpha) = (path, image, x, y, opacity, scale, alpha)
+        self.init(file: ChainFile(path: path), image: image, x: x, y: y, opacity: opacity, scale: scale, alpha: alpha)
+    }
+
+    init(file: ChainFile, image: RGBAImage, x: Anchor = Parameters.x.defaultValue, y: Anchor = Parameters.y.defaultValue,
+         opacity: Double = Parameters.opacity.defaultValue!, scale: Double = Parameters.scale.defaultValue!,
+         alpha: Alpha = Parameters.alpha.defaultValue) {
+        (self.file, self.image, self.x, self.y, self.opacity, self.scale, self.alpha) = (file, image, x, y, opacity, scale, alpha)
     }
 
     public static func == (a: Overlay, b: Overlay) -> Bool { a.description == b.description && a.image === b.image }
@@ -220,6 +238,10 @@ public struct Overlay: Filter, Hashable {
         }
         return Prepared(width: w, height: h, pixels: pixels, premultiplied: true)
     }
+}
+
+extension Overlay: ReadsChainFiles {
+    var chainFiles: [ChainFile] { [file] }
 }
 
 enum FiltersRender {

@@ -18,6 +18,8 @@ public struct ScheduledFilter: Filter, TimeVaryingFilter {
         public var track: Track?
         public var shape = Parameters.shape.defaultValue
         public var feather = Parameters.feather.defaultValue!
+        /// The file `track` was read from.
+        var trackFile: ChainFile?
 
         var confined: Bool { region != nil || track != nil }
         var empty: Bool { enable == nil && !confined }
@@ -100,6 +102,12 @@ public struct ScheduledFilter: Filter, TimeVaryingFilter {
         let size = try outputSize(for: input)
         if options.confined { return RegionRenderer(filter: self, size: input) }
         return ScheduledRenderer(filter: self, inputSize: input, outputSize: size)
+    }
+}
+
+extension ScheduledFilter: ReadsChainFiles {
+    var chainFiles: [ChainFile] {
+        values.values.compactMap { if case let .file(file) = $0 { file } else { nil } } + (options.trackFile.map { [$0] } ?? [])
     }
 }
 

@@ -5,7 +5,11 @@ import Glibc
 
 /// A font file for the text filter: `font=FILE`, or the first of Debian's common fonts present.
 public struct FontFile: Sendable, Hashable, CustomStringConvertible {
-    public let path: String
+    /// The file, as the chain's file access admitted it.
+    let file: ChainFile
+    public var path: String { file.path }
+    /// The largest font read.
+    static let largest = 64 << 20
 
     /// Debian packages' fonts, in order of preference (the package names in the comments).
     public static let candidates = [
@@ -23,7 +27,9 @@ public struct FontFile: Sendable, Hashable, CustomStringConvertible {
                              + "install one with apt-get install fonts-dejavu-core, or give font=FILE")
     }
 
-    public init(path: String) { self.path = path }
+    public init(path: String) { file = ChainFile(path: path) }
+
+    init(_ file: ChainFile) { self.file = file }
 
     public var description: String { path }
 }
@@ -105,8 +111,7 @@ public struct Text: Filter, Hashable, TimeVaryingFilter {
 
     /// Checks that FreeType opens the font (at parse time, so a bad font fails at start-up).
     static func checkFont(_ font: FontFile) throws(FontError) {
-        try RegularFile.check(font.path, largest: 64 << 20) { FontError(path: font.path, reason: $0) }
-        _ = try FontFace(path: font.path, size: 16)
+        _ = try FontFace(font: font, size: 16)
     }
 
     /// The text with its tokens replaced for the picture at `time`.
@@ -158,17 +163,28 @@ extension String {
     }
 }
 
-/// One FreeType face at one pixel size, owning its library handle (FreeType handles are not
-/// shared between threads; a renderer has its own).
+/// One FreeType face at one pixel size, owning its library handle and the font's bytes
+/// (FreeType handles are not shared between threads; a renderer has its own).
 final class FontFace {
     private var library: FT_Library?
     private var face: FT_Face?
+    /// The font as read through `ChainFile.open`, like every file the grammar names; the face reads
+    /// it for as long as it lives.
+    private let bytes: FontBytes
     let ascender: Int
     let lineHeight: Int
 
-    init(path: String, size: Int) throws(Text.FontError) {
+    init(font: FontFile, size: Int) throws(Text.FontError) {
+        let path = font.file.spelled
+        do throws(ChainFile.ReadError) {
+            bytes = FontBytes(try font.file.open(largest: FontFile.largest).bytes())
+        } catch {
+            throw Text.FontError(path: path, reason: error.reason)
+        }
         guard FT_Init_FreeType(&library) == 0 else { throw Text.FontError(path: nil, reason: "FreeType did not start") }
-        guard FT_New_Face(library, path, 0, &face) == 0, let face else {
+        guard let base = bytes.buffer.baseAddress,
+              FT_New_Memory_Face(library, base.assumingMemoryBound(to: FT_Byte.self), FT_Long(bytes.buffer.count), 0, &face) == 0,
+              let face else {
             FT_Done_FreeType(library)
             throw Text.FontError(path: path, reason: "not a font FreeType can open")
         }
@@ -208,6 +224,22 @@ final class FontFace {
     }
 }
 
+extension Text: ReadsChainFiles {
+    var chainFiles: [ChainFile] { [font.file] }
+}
+
+/// A font file's bytes, at an address that stays put for FreeType until this goes away.
+private final class FontBytes {
+    let buffer: UnsafeMutableRawBufferPointer
+
+    init(_ bytes: [UInt8]) {
+        buffer = .allocate(byteCount: bytes.count, alignment: 16)
+        buffer.copyBytes(from: bytes)
+    }
+
+    deinit { buffer.deallocate() }
+}
+
 /// Lays text out (glyphs cached, the last layout reused while the text stays the same) and draws it
 /// on a surface: the RGB picture, or one plane of a 4:2:0 picture.
 final class TextPainter {
@@ -219,7 +251,7 @@ final class TextPainter {
 
     init(text: Text) throws(Text.FontError) {
         self.text = text
-        face = try FontFace(path: text.font.path, size: text.size)
+        face = try FontFace(font: text.font, size: text.size)
     }
 
     private func glyph(_ scalar: Unicode.Scalar) -> FontFace.Glyph? {

@@ -69,14 +69,17 @@ public struct Track: Sendable, Equatable {
 
     /// Reads a `.csv` or `.json` file (JSON when its first non-blank character is `[`).
     public static func load(path: String, hold: Double = Parameters.hold.defaultValue!) throws(LoadError) -> Track {
-        try RegularFile.check(path, largest: 256 << 20) { LoadError(path: path, reason: $0) }
+        try load(file: ChainFile(path: path), hold: hold)
+    }
+
+    static func load(file: ChainFile, hold: Double) throws(LoadError) -> Track {
+        let path = file.spelled
         let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        do throws(ChainFile.ReadError) {
+            data = Data(try file.open(largest: 256 << 20).bytes())
         } catch {
-            throw LoadError(path: path, reason: "cannot read the track file (\(Self.reason(error)))")
+            throw LoadError(path: path, reason: error.reason)
         }
-        guard data.count <= 256 << 20 else { throw LoadError(path: path, reason: "over 256 MB; split it") }
         guard let text = String(data: data, encoding: .utf8) else { throw LoadError(path: path, reason: "not UTF-8 text") }
         let rows: [Row]
         if text.first(where: { !$0.isWhitespace }) == "[" {
@@ -85,11 +88,6 @@ public struct Track: Sendable, Equatable {
             rows = try parseCSV(text, path: path)
         }
         return try Track(rows: rows, hold: hold, path: path)
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        if let error = error as? CocoaError, error.code == .fileReadNoSuchFile { return "no such file" }
-        return "\(error)"
     }
 
     init(rows: [Row], hold: Double, path: String) throws(LoadError) {

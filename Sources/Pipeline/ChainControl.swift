@@ -19,6 +19,9 @@ public final class ChainControl: Sendable {
     public enum Refusal: Error, Sendable, CustomStringConvertible {
         /// The text does not parse; the error names the token.
         case badChain(ChainSyntaxError)
+        /// The text names a file the change may not read (`files` of `change`): said the same
+        /// whether or not the file exists, before it is touched.
+        case fileNotAllowed(ChainSyntaxError)
         /// It would change the output's size (or does not fit the picture): the encoder and every
         /// player are set up for the size the run started with.
         case changesGeometry(String)
@@ -28,6 +31,7 @@ public final class ChainControl: Sendable {
         public var description: String {
             switch self {
             case let .badChain(error): "bad chain: \(error)"
+            case let .fileNotAllowed(error): "\(error)"
             case let .changesGeometry(reason): reason
             case .notRunning: "the run has ended; there is no chain to change"
             }
@@ -64,8 +68,13 @@ public final class ChainControl: Sendable {
 
     /// Applies `text` — a whole chain, or parameter changes `[FILTER.]key=value …` — at the next
     /// tick boundary and returns when it has taken effect.
-    public func change(_ text: String) async throws(Refusal) -> Applied {
-        let (chain, geometry) = try check(text)
+    ///
+    /// `files` says which new files the text may make the run read (`overlay FILE`, `font=`,
+    /// `track=`): none unless the caller says so — `.within(folder)`, or `.unrestricted` for an
+    /// app's own text — since a change often comes from a client. The files the run's own chain
+    /// reads may always be named again, as that chain writes them.
+    public func change(_ text: String, files: ChainFileAccess = .none) async throws(Refusal) -> Applied {
+        let (chain, geometry) = try check(text, files: files)
         let result: Result<Applied, Refusal> = await withCheckedContinuation { continuation in
             let accepted = state.withLock { state -> Bool in
                 guard !state.ended else { return false }
@@ -77,12 +86,14 @@ public final class ChainControl: Sendable {
         return try result.get()
     }
 
-    /// The new chain and its geometry, or why not: it must parse and keep the output's size.
-    func check(_ text: String) throws(Refusal) -> (FilterChain, OutputGeometry) {
+    /// The new chain and its geometry, or why not: it must parse, read only the files `files`
+    /// allows, and keep the output's size.
+    func check(_ text: String, files: ChainFileAccess) throws(Refusal) -> (FilterChain, OutputGeometry) {
         let chain: FilterChain
         do {
-            chain = try self.chain.applying(text)
+            chain = try self.chain.applying(text, files: files.keeping(filesOf: plan.configuration.chain))
         } catch {
+            if case .fileNotAllowed = error { throw .fileNotAllowed(error) }
             throw .badChain(error)
         }
         let geometry: OutputGeometry

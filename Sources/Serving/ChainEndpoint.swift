@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// What `/chain` needs of a running job; the application adapts its pipeline to it (Serving knows
@@ -45,6 +46,9 @@ public enum ChainChangeOutcome: Sendable {
     case applied(ChainState.Change)
     /// The text does not parse (400); the message names the token.
     case badChain(String)
+    /// It names a file a change may not read (403): the message names the option that allows
+    /// files, and reads the same whether or not the file exists.
+    case forbidden(String)
     /// It would change the output's size (409).
     case conflict(String)
     /// The run has ended (503).
@@ -54,18 +58,22 @@ public enum ChainChangeOutcome: Sendable {
 /// `GET /chain` (the chain as text, or JSON with `Accept: application/json` or `?format=json`) and
 /// `PUT /chain` (text body: a new chain or parameter changes), answered when the change has taken
 /// effect with the tick it did at. With a token, every request needs `Authorization: Bearer TOKEN`.
+/// A change refused for the files it names is logged at warning, with the request.
 public struct ChainEndpoint: Sendable {
     public let controller: any ChainController
     public let token: String?
+    let logger: Logger
     /// The largest body accepted: a chain is a line of text.
     public static let maxBodyBytes = 64 * 1024
 
-    public init(controller: any ChainController, token: String?) {
+    public init(controller: any ChainController, token: String?, logger: Logger = Logger(label: "livefilter.chain")) {
         self.controller = controller
         self.token = token
+        self.logger = logger
     }
 
-    public func respond(to request: Request) async throws -> Response? {
+    /// The answer to `request` at `/chain`, nil for another path; `client` (its address) is for the log.
+    public func respond(to request: Request, client: String? = nil) async throws -> Response? {
         guard request.uri.path == "/chain" else { return nil }
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
             || request.uri.queryParameters["format"].map(String.init) == "json"
@@ -96,6 +104,11 @@ public struct ChainEndpoint: Sendable {
                 return wantsJSON ? Self.json(.ok, change)
                     : Self.text(.ok, "applied at tick \(change.tick) (\(String(format: "%.3f", change.seconds)) s): \(change.chain)\n")
             case let .badChain(message): return Self.text(.badRequest, message + "\n")
+            case let .forbidden(message):
+                var metadata = Self.summary(of: request, body: text, client: client)
+                metadata["reason"] = "\(Self.escaped(message, 400))"
+                logger.warning("refused a chain change for the files it names", metadata: metadata)
+                return Self.text(.forbidden, message + "\n")
             case let .conflict(message): return Self.text(.conflict, message + "\n")
             case let .unavailable(message): return Self.text(.serviceUnavailable, message + "\n")
             }
@@ -107,9 +120,31 @@ public struct ChainEndpoint: Sendable {
     }
 
     /// On a server of its own: `/chain`, and 404 for anything else.
-    public func respondAlone(to request: Request) async throws -> Response {
-        if let response = try await respond(to: request) { return response }
+    public func respondAlone(to request: Request, client: String? = nil) async throws -> Response {
+        if let response = try await respond(to: request, client: client) { return response }
         return Self.text(.notFound, "only /chain here\n")
+    }
+
+    /// The request as a log says it: method, path, client, agent and the text sent (the client's
+    /// own words, escaped and cut short; never anything read from a file).
+    static func summary(of request: Request, body: String, client: String?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["request": "\(request.method) \(escaped(request.uri.description, 200))",
+                                         "body": "\(escaped(body, 300))"]
+        if let client { metadata["client"] = "\(client)" }
+        if let agent = request.headers[.userAgent] { metadata["user-agent"] = "\(escaped(agent, 100))" }
+        return metadata
+    }
+
+    /// `text` on one line (control characters escaped, so a client cannot forge log lines), at
+    /// most `limit` characters of it.
+    static func escaped(_ text: String, _ limit: Int) -> String {
+        let cut = text.count > limit ? String(text.prefix(limit)) + "…" : text
+        return cut.unicodeScalars.map { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .lineSeparator, .paragraphSeparator, .format: scalar.escaped(asASCII: true)
+            default: scalar == "\\" ? "\\\\" : String(scalar)
+            }
+        }.joined()
     }
 
     /// Compares in time independent of where the strings differ.

@@ -31,10 +31,28 @@ public enum ServingError: Error, CustomStringConvertible {
     }
 }
 
+/// What a handler knows of a request besides the request: Hummingbird's context, and the client's
+/// address (for logs).
+public struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The client as a log says it: `127.0.0.1:53122`.
+    public var client: String? {
+        guard let remoteAddress else { return nil }
+        return remoteAddress.ipAddress.map { "\($0):\(remoteAddress.port ?? 0)" } ?? remoteAddress.description
+    }
+}
+
 /// An HTTP/1.1 server on Hummingbird (SwiftNIO): keep-alive, pipelining, the limits above. It
 /// runs on NIO's event loops from `start` until `stop`; the handler answers every request.
 public final class HTTPService: Sendable {
-    public typealias Handler = @Sendable (Request, BasicRequestContext) async throws -> Response
+    public typealias Handler = @Sendable (Request, ServiceRequestContext) async throws -> Response
 
     public let host: String
     /// The port bound (the one chosen when 0 was asked).

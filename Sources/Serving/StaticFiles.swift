@@ -56,7 +56,7 @@ public struct StaticFiles: Sendable {
         .accessControlExposeHeaders: "Content-Length, Content-Range, Accept-Ranges, ETag, Last-Modified",
     ]
 
-    public func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+    public func respond(to request: Request, context: some RequestContext) async throws -> Response {
         var headers = Self.cors
         switch request.method {
         case .options: return Response(status: .noContent, headers: headers)

@@ -89,6 +89,7 @@ struct FilterListing: Encodable {
         case .color: out.kind = "color"
         case .rectangle: out.kind = "rectangle"
         case .text: out.kind = "text"
+        case .file: out.kind = "file"
         }
         return out
     }

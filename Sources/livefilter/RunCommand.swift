@@ -72,13 +72,17 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "With --serve: keep serving after the run until Ctrl-C.")
     var serveAfter = false
 
-    @Option(help: ArgumentHelp("Change the chain while it runs: GET /chain and PUT /chain (a new chain or FILTER.key=value) at HOST:PORT, applied at the next tick; with --serve at the same address, on the player page too. Loopback only unless --control-token is given.",
+    @Option(help: ArgumentHelp("Change the chain while it runs: GET /chain and PUT /chain (a new chain or FILTER.key=value) at HOST:PORT, applied at the next tick; with --serve at the same address, on the player page too. Loopback only unless --control-token is given. A change reads no new files (overlay, font=, track=) unless --control-files names a folder.",
                                valueName: "host:port"))
     var control: ListenAddress?
 
     @Option(help: ArgumentHelp("With --control: require 'Authorization: Bearer TOKEN' on /chain. Needed to bind --control to a non-loopback address.",
                                valueName: "token"))
     var controlToken: String?
+
+    @Option(help: ArgumentHelp("With --control: a change may read files (overlay FILE, font=, track=) in this folder only; a relative path starts there, and .. or a symbolic link may not lead out. Without it a change reads no files but those --chain reads.",
+                               valueName: "dir"))
+    var controlFiles: String?
 
     @OptionGroup(title: "HTTP (with --serve)") var http: HTTPOptions
 
@@ -106,8 +110,21 @@ struct RunCommand: AsyncParsableCommand {
             }
         } else if controlToken != nil {
             throw ValidationError("--control-token needs --control HOST:PORT")
+        } else if controlFiles != nil {
+            throw ValidationError("--control-files needs --control HOST:PORT")
         }
+        _ = try changeFiles()
         if controlToken?.isEmpty == true { throw ValidationError("--control-token must not be empty") }
+    }
+
+    /// What a chain changed over `--control` may read: the files in `--control-files`, else none.
+    func changeFiles() throws -> ChainFileAccess {
+        guard let controlFiles else { return .none }
+        do throws(ChainFileAccess.FolderError) {
+            return try .within(controlFiles)
+        } catch {
+            throw ValidationError("--control-files \(error)")
+        }
     }
 
     func run() async throws {
@@ -151,7 +168,10 @@ struct RunCommand: AsyncParsableCommand {
         var reported = false
         defer { if !reported { reportFile?.discard() } }
         let signals = StopSignals()
-        let chainEndpoint = job.chainControl.map { ChainEndpoint(controller: LiveChainController(control: $0), token: controlToken) }
+        let changeFiles = try changeFiles()
+        let chainEndpoint = job.chainControl.map {
+            ChainEndpoint(controller: LiveChainController(control: $0, files: changeFiles), token: controlToken)
+        }
         var server: HTTPService?
         var controlServer: HTTPService?
         if let serve, let status {

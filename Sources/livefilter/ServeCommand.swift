@@ -1,4 +1,5 @@
 import ArgumentParser
+import Filters
 import Foundation
 import Logging
 import Pipeline
@@ -126,8 +127,8 @@ enum Serving {
     static func startControl(_ chain: ChainEndpoint, at address: ListenAddress, limits: HTTPLimits) async throws -> HTTPService {
         do {
             let server = try await HTTPService.start(host: address.host, port: address.port, limits: limits,
-                                                     logger: Logger(label: "livefilter.http")) { request, _ in
-                try await chain.respondAlone(to: request)
+                                                     logger: Logger(label: "livefilter.http")) { request, context in
+                try await chain.respondAlone(to: request, client: context.client)
             }
             Terminal.line("chain control at \(server.baseURL)/chain (GET shows it, PUT changes it)")
             return server
@@ -150,7 +151,7 @@ enum Serving {
             return try await HTTPService.start(host: address.host, port: address.port, limits: limits,
                                                logger: Logger(label: "livefilter.http")) { request, context in
                 if let status, let response = status.respond(to: request) { return response }
-                if let chain, let response = try await chain.respond(to: request) { return response }
+                if let chain, let response = try await chain.respond(to: request, client: context.client) { return response }
                 return try await files.respond(to: request, context: context)
             }
         } catch {
@@ -159,9 +160,11 @@ enum Serving {
     }
 }
 
-/// The pipeline's `ChainControl` as the HTTP side's `ChainController`.
+/// The pipeline's `ChainControl` as the HTTP side's `ChainController`; a change may read the
+/// files `files` allows (`--control-files`).
 struct LiveChainController: ChainController {
     let control: ChainControl
+    let files: ChainFileAccess
 
     func currentChain() -> ChainState {
         let chain = control.chain
@@ -175,14 +178,26 @@ struct LiveChainController: ChainController {
 
     func changeChain(_ text: String) async -> ChainChangeOutcome {
         do {
-            let applied = try await control.change(text)
+            let applied = try await control.change(text, files: files)
             return .applied(ChainState.Change(tick: applied.tick, seconds: applied.seconds, chain: applied.chain))
         } catch {
             switch error {
             case let .badChain(syntax): return .badChain("bad chain at '\(syntax.token)': \(syntax)")
+            case let .fileNotAllowed(refused): return .forbidden(Self.refusal(refused))
             case let .changesGeometry(reason): return .conflict(reason)
             case .notRunning: return .unavailable("\(error)")
             }
         }
+    }
+
+    /// A file refused, said in the run's options; the same whether or not the file exists.
+    static func refusal(_ error: ChainSyntaxError) -> String {
+        guard case let .fileNotAllowed(filter, key, path, folder) = error else { return "\(error)" }
+        let named = "\(filter): \(key) '\(path)' is not allowed"
+        return folder
+            ? named + ": a chain changed over --control reads files only in the folder --control-files names "
+                + "(a relative path starts there; .. and symbolic links may not lead out)"
+            : named + ": a chain changed over --control reads no files but those --chain reads; "
+                + "to allow some, start the run with --control-files DIR"
     }
 }

@@ -108,6 +108,115 @@ import Testing
         #expect(result.status == 130 || result.status == 0, "\(result.summary)")
     }
 
+    /// A 20 s clip, so a `--realtime` run lasts while a test talks to it.
+    static func clip(in sandbox: Sandbox) async throws -> URL {
+        let clip = sandbox.file("clip.mp4")
+        try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", "20", "-c:v", "libx264", "-preset", "veryfast",
+                          "-pix_fmt", "yuv420p", clip.path])
+        return clip
+    }
+
+    /// `shared/` holding logo.png (magenta), and beside it secret.png (green): a folder a change may read.
+    static func sharedFolder(in sandbox: Sandbox) async throws -> URL {
+        let folder = sandbox.file("shared")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (colour, file) in [("0xFF00FF", folder.appendingPathComponent("logo.png")), ("0x00FF00", sandbox.file("secret.png"))] {
+            try await ffmpeg(["-f", "lavfi", "-i", "color=c=\(colour):s=48x48", "-frames:v", "1", file.path])
+        }
+        return folder
+    }
+
+    static func put(_ body: String, port: Int, json: Bool = false) throws -> (status: Int, text: String) {
+        let r = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: json ? ["Accept": "application/json"] : [:], body: body,
+                                    timeout: 20)
+        return (r.status, String(decoding: r.body, as: UTF8.self))
+    }
+
+    @Test("without --control-files a change reads no new file: track=/etc/passwd and overlay /etc/shadow get 403 naming --control-files, in the words a missing path gets; each is logged at warning; --control-files must name a folder",
+          .timeLimit(.minutes(3)))
+    func filesRefusedWithoutAFolder() async throws {
+        let sandbox = try Sandbox("control-files-none")
+        defer { sandbox.remove() }
+        for (folder, words) in [(sandbox.file("absent").path, "no such folder"), (Sample.landscape.url.path, "not a folder")] {
+            let refused = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", sandbox.file("x.mp4").path,
+                                                    "--control", "127.0.0.1:0", "--control-files", folder])
+            LiveFilter.expectError(refused, .usage, mentioning: "--control-files")
+            #expect(refused.stderrText.contains(words), "\(refused.summary)")
+        }
+        let alone = try await LiveFilter.run(["run", Sample.landscape.url.path, "-o", sandbox.file("y.mp4").path, "--control-files", sandbox.url.path])
+        LiveFilter.expectError(alone, .usage, mentioning: "--control")
+
+        let clip = try await Self.clip(in: sandbox)
+        let port = try RawHTTP.freePort()
+        let child = try LiveFilter.start(["run", clip.path, "-o", sandbox.file("out.mp4").path, "--realtime",
+                                          "--chain", "blur 2", "--control", "127.0.0.1:\(port)", "--quiet"])
+        try await Self.waitForChain(port: port)
+        // Each pair: a file that exists (and holds something) and one that does not, the same words.
+        let pairs = [("blur 2 track=/etc/passwd", "/etc/passwd", "blur 2 track=/nonexistent/faces.csv", "/nonexistent/faces.csv"),
+                     ("overlay /etc/shadow", "/etc/shadow", "overlay /nonexistent/logo.png", "/nonexistent/logo.png"),
+                     ("blur.track=/etc/passwd", "/etc/passwd", "blur.track=/nonexistent/faces.csv", "/nonexistent/faces.csv"),
+                     ("text hi font=/etc/passwd", "/etc/passwd", "text hi font=/nonexistent/font.ttf", "/nonexistent/font.ttf")]
+        for (existing, existingPath, missing, missingPath) in pairs {
+            let a = try Self.put(existing, port: port), b = try Self.put(missing, port: port)
+            #expect(a.status == 403 && a.text.contains("--control-files") && a.text.contains(existingPath), "\(existing): \(a.status) \(a.text)")
+            #expect(a.status == b.status && a.text.replacingOccurrences(of: existingPath, with: "P") == b.text.replacingOccurrences(of: missingPath, with: "P"),
+                    "\(existing) and \(missing) answered alike: \(a.text) / \(b.text)")
+            #expect(!a.text.contains("root:"), "nothing of what the file holds")
+        }
+        // A client's words cannot forge a log line.
+        let forged = try Self.put("overlay \"/etc/passwd\nwarning forged line\"", port: port)
+        #expect(forged.status == 403, "\(forged)")
+        let state = try RawHTTP.request(port: port, "/chain")
+        #expect(String(decoding: state.body, as: UTF8.self) == "blur sigma=2\n", "the chain did not change")
+        child.send(SIGINT)
+        let result = await child.wait(timeout: .seconds(30))
+        #expect(result.status == 130 || result.status == 0, "\(result.summary)")
+        let warnings = result.stderrLines.filter { $0.contains("warning") && $0.contains("refused a chain change for the files it names") }
+        #expect(warnings.count == 2 * pairs.count + 1, "one warning a refusal:\n\(result.stderrText)")
+        #expect(!result.stderrLines.contains { $0.hasPrefix("warning forged") }, "\(result.stderrText)")
+        #expect(warnings.allSatisfy { $0.contains("client=127.0.0.1:") && $0.contains("PUT /chain") }, "\(warnings)")
+        #expect(!result.stderrText.contains("root:"), "nothing of what the file holds in the log")
+    }
+
+    @Test("with --control-files DIR: an overlay PNG in DIR is accepted and seen from the tick the reply names; ../ out of DIR is refused alike whether the file exists",
+          .timeLimit(.minutes(3)))
+    func filesWithinAFolder() async throws {
+        let sandbox = try Sandbox("control-files-dir")
+        defer { sandbox.remove() }
+        let (clip, folder) = (try await Self.clip(in: sandbox), try await Self.sharedFolder(in: sandbox))
+        let out = sandbox.file("out.mp4")
+        let port = try RawHTTP.freePort()
+        let child = try LiveFilter.start(["run", clip.path, "-o", out.path, "--realtime", "--chain", "grayscale",
+                                          "--control", "127.0.0.1:\(port)", "--control-files", folder.path, "--quiet"])
+        try await Self.waitForChain(port: port)
+        let out1 = try Self.put("grayscale | overlay ../secret.png", port: port)
+        let out2 = try Self.put("grayscale | overlay ../missing.png", port: port)
+        #expect(out1.status == 403 && out1.text.contains("--control-files"), "\(out1)")
+        #expect(out1.status == out2.status && out1.text.replacingOccurrences(of: "secret", with: "X") == out2.text.replacingOccurrences(of: "missing", with: "X"),
+                "\(out1.text) / \(out2.text)")
+        try await Task.sleep(for: .seconds(1))
+        let applied = try Self.put("grayscale | overlay logo.png x=8 y=8", port: port, json: true)
+        #expect(applied.status == 200, "\(applied)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(applied.text.utf8)) as? [String: Any])
+        let tick = try #require(json["tick"] as? Int)
+        let real = folder.resolvingSymlinksInPath().appendingPathComponent("logo.png").path
+        #expect(json["chain"] as? String == "grayscale | overlay \(real) x=8 y=8", "the chain names the file it reads: \(json)")
+        try await Task.sleep(for: .seconds(1))
+        child.send(SIGINT)
+        let result = await child.wait(timeout: .seconds(30))
+        #expect(result.status == 130 || result.status == 0, "\(result.summary)")
+        // Grey up to the change; the magenta logo at (8, 8) from its tick on.
+        let before = try await RGBPicture.frame(of: out, number: tick - 1)
+        let after = try await RGBPicture.frame(of: out, number: tick)
+        func pixel(_ p: RGBPicture, _ x: Int, _ y: Int) -> (Int, Int, Int) {
+            let i = (y * p.width + x) * 3
+            return (Int(p.pixels[i]), Int(p.pixels[i + 1]), Int(p.pixels[i + 2]))
+        }
+        let (r0, g0, b0) = pixel(before, 30, 30), (r1, g1, b1) = pixel(after, 30, 30)
+        #expect(max(abs(r0 - g0), abs(g0 - b0)) < 8, "frame \(tick - 1) is grey there: \((r0, g0, b0))")
+        #expect(r1 > 200 && g1 < 60 && b1 > 200, "frame \(tick) shows the logo: \((r1, g1, b1))")
+    }
+
     @Test("a token: 401 without it, 200 with it; a non-loopback address needs one (exit 2 naming --control-token)",
           .timeLimit(.minutes(2)))
     func tokens() async throws {
