@@ -147,10 +147,8 @@ import Testing
         LiveFilter.expectError(alone, .usage, mentioning: "--control")
 
         let clip = try await Self.clip(in: sandbox)
-        let port = try RawHTTP.freePort()
-        let child = try LiveFilter.start(["run", clip.path, "-o", sandbox.file("out.mp4").path, "--realtime",
-                                          "--chain", "blur 2", "--control", "127.0.0.1:\(port)", "--quiet"])
-        try await Self.waitForChain(port: port)
+        let (child, port) = try await Self.startWithControl(["run", clip.path, "-o", sandbox.file("out.mp4").path, "--realtime",
+                                                             "--chain", "blur 2", "--quiet"])
         // Each pair: a file that exists (and holds something) and one that does not, the same words.
         let pairs = [("blur 2 track=/etc/passwd", "/etc/passwd", "blur 2 track=/nonexistent/faces.csv", "/nonexistent/faces.csv"),
                      ("overlay /etc/shadow", "/etc/shadow", "overlay /nonexistent/logo.png", "/nonexistent/logo.png"),
@@ -185,10 +183,8 @@ import Testing
         defer { sandbox.remove() }
         let (clip, folder) = (try await Self.clip(in: sandbox), try await Self.sharedFolder(in: sandbox))
         let out = sandbox.file("out.mp4")
-        let port = try RawHTTP.freePort()
-        let child = try LiveFilter.start(["run", clip.path, "-o", out.path, "--realtime", "--chain", "grayscale",
-                                          "--control", "127.0.0.1:\(port)", "--control-files", folder.path, "--quiet"])
-        try await Self.waitForChain(port: port)
+        let (child, port) = try await Self.startWithControl(["run", clip.path, "-o", out.path, "--realtime", "--chain", "grayscale",
+                                                             "--control-files", folder.path, "--quiet"])
         let out1 = try Self.put("grayscale | overlay ../secret.png", port: port)
         let out2 = try Self.put("grayscale | overlay ../missing.png", port: port)
         #expect(out1.status == 403 && out1.text.contains("--control-files"), "\(out1)")
