@@ -41,7 +41,7 @@ extension PlaylistParser {
                 case "#EXT-X-ENDLIST":
                     playlist.endList = true
                 case "#EXT-X-MAP":
-                    guard let attributes = HLSAttributeList.parse(v), let uri = attributes["URI"]?.value else {
+                    guard let attributes = HLSAttributeList.parse(v), let uri = quotedString(attributes["URI"]) else {
                         throw fail("EXT-X-MAP needs a URI attribute")
                     }
                     var range: ByteRange?
@@ -80,7 +80,7 @@ extension PlaylistParser {
                     }
                     guard let attributes = HLSAttributeList.parse(v), let count = attributes["SKIPPED-SEGMENTS"].flatMap({ Int($0.value) }),
                           count >= 0 else { throw fail("EXT-X-SKIP needs a decimal-integer SKIPPED-SEGMENTS") }
-                    let removed = attributes["RECENTLY-REMOVED-DATERANGES"].map { $0.value.split(separator: "\t").map(String.init) }
+                    let removed = quotedString(attributes["RECENTLY-REMOVED-DATERANGES"]).map { $0.split(separator: "\t").map(String.init) }
                     playlist.skip = PlaylistSkip(skippedSegments: count, recentlyRemovedDateRanges: removed)
                 case "#EXT-X-PART":
                     pendingParts.append(try part(v, line: line.number, after: pendingParts.last))
@@ -152,7 +152,7 @@ extension PlaylistParser {
         guard let methodText = a["METHOD"]?.value else { throw fail("EXT-X-KEY has no METHOD") }
         let method = EncryptionMethod(rawValue: methodText)
         if method == .none { return .methodNone }
-        guard let uri = a["URI"]?.value else { throw fail("EXT-X-KEY METHOD=\(method) has no URI") }
+        guard let uri = quotedString(a["URI"]) else { throw fail("EXT-X-KEY METHOD=\(method) has no URI") }
         var iv: InitializationVector?
         if let text = a["IV"]?.value {
             guard let parsed = InitializationVector(hexadecimal: text) else { throw fail("the IV '\(text)' is not a 128-bit hexadecimal-sequence") }
@@ -164,12 +164,14 @@ extension PlaylistParser {
             guard numbers.allSatisfy({ ($0 ?? 0) > 0 }) else { throw fail("KEYFORMATVERSIONS '\(text)' is not positive integers separated by '/'") }
             versions = numbers.compactMap { $0 }
         }
-        return EncryptionKey(method: method, uri: uri, iv: iv, keyFormat: a["KEYFORMAT"]?.value, keyFormatVersions: versions)
+        let format = a["KEYFORMAT"].map { quotedString($0) }
+        if format == .some(nil) { throw fail("KEYFORMAT holds a '\"'") }
+        return EncryptionKey(method: method, uri: uri, iv: iv, keyFormat: format ?? nil, keyFormatVersions: versions)
     }
 
     private static func part(_ value: String, line: Int, after previous: PartialSegment?) throws(PlaylistParseError) -> PartialSegment {
         func fail(_ message: String) -> PlaylistParseError { PlaylistParseError(line: line, message: message) }
-        guard let a = HLSAttributeList.parse(value), let uri = a["URI"]?.value,
+        guard let a = HLSAttributeList.parse(value), let uri = quotedString(a["URI"]),
               let duration = a["DURATION"].flatMap({ Double($0.value) }), duration.isFinite, duration >= 0 else {
             throw fail("EXT-X-PART needs a URI and a DURATION")
         }
@@ -202,18 +204,25 @@ extension PlaylistParser {
     /// Nil for a hint a client must ignore: an unknown TYPE (rfc8216bis §6.3.8) or unreadable attributes.
     private static func preloadHint(_ value: String) -> PreloadHint? {
         guard let a = HLSAttributeList.parse(value), let type = a["TYPE"].flatMap({ PreloadHint.Kind(rawValue: $0.value) }),
-              let uri = a["URI"]?.value else { return nil }
+              let uri = quotedString(a["URI"]) else { return nil }
         let start = a["BYTERANGE-START"].map { Int($0.value) }, length = a["BYTERANGE-LENGTH"].map { Int($0.value) }
         if start == .some(nil) || length == .some(nil) { return nil }
         return PreloadHint(type: type, uri: uri, byteRangeStart: start ?? nil, byteRangeLength: length ?? nil)
     }
 
     private static func renditionReport(_ value: String) -> RenditionReport? {
-        guard let a = HLSAttributeList.parse(value), let uri = a["URI"]?.value else { return nil }
+        guard let a = HLSAttributeList.parse(value), let uri = quotedString(a["URI"]) else { return nil }
         let msn = a["LAST-MSN"].map { Int($0.value) }, part = a["LAST-PART"].map { Int($0.value) }
         if msn == .some(nil) || part == .some(nil) { return nil }
         return RenditionReport(uri: uri, lastMediaSequenceNumber: msn ?? nil, lastPartIndex: part ?? nil)
     }
+}
+
+/// An attribute's value, if a quoted-string can carry it: nil when it holds a '"' (which only an
+/// unquoted value can), since no rendering could write it back.
+private func quotedString(_ attribute: HLSAttribute?) -> String? {
+    guard let value = attribute?.value, !value.contains("\"") else { return nil }
+    return value
 }
 
 extension ByteRange {
