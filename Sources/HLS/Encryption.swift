@@ -111,11 +111,13 @@ public struct EncryptionKey: Sendable, Equatable {
         return keys.filter { $0.method != .none && $0.effectiveKeyFormat != effectiveKeyFormat } + [self]
     }
 
-    /// The EXT-X-KEY tags that change the keys in force from `old` to `new`, or none if they are equal.
-    /// Keys read back from these tags (`applied(to:)`) are `new`, except that an empty `new` after
-    /// keys is written as METHOD=NONE and reads back as `[.methodNone]`.
+    /// The EXT-X-KEY tags that change the keys in force from `old` to `new`, or none if they are equal
+    /// or both clear (`[]` and `[.methodNone]` both mean "not encrypted"). Keys read back from these
+    /// tags (`applied(to:)`) are `new`, except that an empty `new` after keys is written as
+    /// METHOD=NONE and reads back as `[.methodNone]`.
     static func tags(from old: [EncryptionKey], to new: [EncryptionKey]) -> [String] {
-        guard old != new else { return [] }
+        let clear = { (keys: [EncryptionKey]) in keys.allSatisfy { $0.method == .none } }
+        guard old != new, !(clear(old) && clear(new)) else { return [] }
         let formats = Set(new.map(\.effectiveKeyFormat))
         // A format that is dropped can only be ended by METHOD=NONE, which ends every key.
         let mustReset = old.contains { $0.method != .none && !formats.contains($0.effectiveKeyFormat) }
