@@ -299,7 +299,10 @@ public enum HLSNumber {
         guard value.isFinite else { return "0" }
         var scale: Int64 = 1
         for _ in 0..<places { scale *= 10 }
-        let scaled = Int64((abs(value) * Double(scale)).rounded())
+        let magnitude = (abs(value) * Double(scale)).rounded()
+        // Past 2^63 (a fuzzed duration of 1e300) a Double has no fraction left to write.
+        guard magnitude < 0x1p63 else { return shortest(value.rounded()) + (places > 0 ? "." + String(repeating: "0", count: places) : "") }
+        let scaled = Int64(magnitude)
         let sign = value < 0 && scaled != 0 ? "-" : ""
         let whole = scaled / scale
         guard places > 0 else { return "\(sign)\(whole)" }

@@ -145,6 +145,7 @@ struct PlaylistParserTests {
         #expect(HLSNumber.decimal(4, places: 3) == "4.000")
         #expect(HLSNumber.decimal(0.0333, places: 3) == "0.033")
         #expect(HLSNumber.decimal(29.97002997, places: 3) == "29.970")
+        #expect(HLSNumber.decimal(-1e20, places: 2) == "-100000000000000000000.00", "no trap past Int64 (the fuzzer's find)")
     }
 
     @Test func codecStringsFromHeaders() {
