@@ -53,23 +53,26 @@ public struct DeliveryDirectives: Sendable, Equatable {
     /// directive that is not a decimal integer or YES/v2, one given twice, or `_HLS_part` without
     /// `_HLS_msn` (§6.2.5.2).
     public init(query: String?) throws(DeliveryDirectivesError) {
-        var components = URLComponents()
-        components.percentEncodedQuery = query.flatMap { $0.isEmpty ? nil : $0 }
+        // Split by hand: a request's query is untrusted, and URLComponents traps (a fatal error, not
+        // nil) when given a query with characters that are not allowed there.
         var seen: Set<String> = []
-        for item in components.queryItems ?? [] where item.name.hasPrefix(Self.reservedPrefix) {
-            guard ["_HLS_msn", "_HLS_part", "_HLS_skip"].contains(item.name) else { continue }  // reserved for later versions
-            guard seen.insert(item.name).inserted else { throw .repeated(item.name) }
-            let value = item.value ?? ""
-            switch item.name {
+        for pair in (query ?? "").split(separator: "&") {
+            let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = String(halves[0]).removingPercentEncoding, name.hasPrefix(Self.reservedPrefix),
+                  ["_HLS_msn", "_HLS_part", "_HLS_skip"].contains(name) else { continue }  // others are reserved for later versions
+            guard seen.insert(name).inserted else { throw .repeated(name) }
+            let raw = halves.count > 1 ? String(halves[1]) : ""
+            guard let value = raw.removingPercentEncoding else { throw .invalidValue(name: name, value: raw) }
+            switch name {
             case "_HLS_skip":
-                guard let skip = Skip(rawValue: value) else { throw .invalidValue(name: item.name, value: value) }
+                guard let skip = Skip(rawValue: value) else { throw .invalidValue(name: name, value: value) }
                 self.skip = skip
             default:
                 // decimal-integer (RFC 8216 §4.2): digits only, no sign.
                 guard !value.isEmpty, value.allSatisfy(\.isASCIIDigit), let n = Int(value) else {
-                    throw .invalidValue(name: item.name, value: value)
+                    throw .invalidValue(name: name, value: value)
                 }
-                if item.name == "_HLS_msn" { mediaSequenceNumber = n } else { partIndex = n }
+                if name == "_HLS_msn" { mediaSequenceNumber = n } else { partIndex = n }
             }
         }
         if partIndex != nil && mediaSequenceNumber == nil { throw .partWithoutMediaSequenceNumber }
