@@ -4,7 +4,8 @@
 #   scripts/fuzz.sh [seconds-per-target]     (default 20)
 #
 # Targets: FuzzChainGrammar (FilterChain(parsing:), FilterChain(parsingFile:), description
-# round trip) and FuzzPlaylist (PlaylistParser.parse, HLSLinter(profile:).lint for every profile).
+# round trip) and FuzzPlaylist (PlaylistParser.parse, HLSLinter(profile:).lint for every profile, the
+# exact render round trip, delta merging, Delivery Directives).
 # Seeds: Tests/FuzzCorpus/{chain,playlist}. New interesting inputs go to a scratch corpus, not the
 # repository; a crash leaves crash-* in .build-fuzz/artifacts and makes this script fail.
 # Reproduce a crash without libFuzzer: `swift run -c release FuzzPlaylist path/to/crash-file`.

@@ -11,7 +11,9 @@
 #                                    # our HLS with (GStreamer, headless Chromium) and Debian's
 #                                    # mate-backgrounds, the photograph PlanarChainTests decode, and
 #                                    # Slurm (slurmctld slurmd slurm-client munge) for the scale-out tests,
-#                                    # and qemu-user (runs the binary on an emulated CPU without AVX2)
+#                                    # and qemu-user (runs the binary on an emulated CPU without AVX2),
+#                                    # and from PyPI the m3u8 package (the HLS tests' independent playlist
+#                                    # parser, scripts/m3u8-oracle.py), for the python3 on PATH
 #   source scripts/install-deps.sh   # from another script: also leaves /opt/swift/usr/bin on PATH
 #                                    # when `swift` was not already there (demo.sh and test.sh do this)
 set -euo pipefail
@@ -20,7 +22,7 @@ packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswres
           libavutil-dev libx264-dev libfreetype-dev libpng-dev fonts-dejavu-core pkg-config ffmpeg git ca-certificates time)
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
-               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 mate-backgrounds qemu-user)
+               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 python3-pip mate-backgrounds qemu-user)
 fi
 
 missing=()
@@ -48,6 +50,16 @@ fi
 # Slurm's daemons must not start as system services on install (scripts/slurm-local.sh knows how).
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     bash "$(dirname "${BASH_SOURCE[0]}")/slurm-local.sh" install
+fi
+
+# The m3u8 parser M3U8OracleTests compares ours with, pinned. Debian's own python3 refuses pip
+# installs outside a virtual environment (PEP 668); m3u8 is pure Python with no dependencies, so it
+# may go into that interpreter's packages. Not fatal: without it those tests are skipped, and say so.
+if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import m3u8' 2>/dev/null; then
+    echo "install-deps: installing the m3u8 Python package"
+    python3 -m pip install --quiet 'm3u8==6.0.0' 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages 'm3u8==6.0.0' \
+        || echo "install-deps: could not install m3u8; M3U8OracleTests will be skipped" >&2
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

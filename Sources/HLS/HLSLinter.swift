@@ -90,7 +90,7 @@ public struct HLSLinter: Sendable {
         "program-date-time-missing": "livefilter event and live playlists date every segment",
         "stream-inf-incomplete": "livefilter variants state CODECS, RESOLUTION, FRAME-RATE and AVERAGE-BANDWIDTH",
         "uri-unreachable": "a playlist the master references cannot be read (reported by `livefilter lint`)",
-    ]
+    ].merging(MediaTagChecks.rules) { own, _ in own }
 
     public var profile: Profile
 
@@ -99,6 +99,17 @@ public struct HLSLinter: Sendable {
     }
 
     public func lint(_ text: String) -> LintReport {
+        lint(text, renditionCount: nil)
+    }
+
+    /// Lints a Media Playlist known to be one of `renditionCount` renditions of a multivariant
+    /// playlist: an LL-HLS one is also checked for a rendition report of every other rendition
+    /// (rfc8216bis Appendix B.1). A master playlist is linted as by `lint(_:)`.
+    public func lint(_ text: String, renditionCount: Int) -> LintReport {
+        lint(text, renditionCount: Optional(renditionCount))
+    }
+
+    private func lint(_ text: String, renditionCount: Int?) -> LintReport {
         let lines = PlaylistLine.split(text)
         var found: [LintViolation] = []
         func report(_ line: Int, _ rule: String, _ severity: LintSeverity, _ message: String) {
@@ -128,7 +139,7 @@ public struct HLSLinter: Sendable {
         if kind == .master {
             lintMaster(lines, report: report, referenced: &referenced)
         } else {
-            lintMedia(lines, report: report)
+            lintMedia(lines, renditionCount: renditionCount, report: report)
         }
         found.sort { ($0.line, $0.severity == .error ? 0 : 1) < ($1.line, $1.severity == .error ? 0 : 1) }
         return LintReport(kind: kind, violations: found, referencedPlaylists: referenced)
@@ -166,7 +177,8 @@ public struct HLSLinter: Sendable {
 
     private static let singleTags: Set<String> = ["#EXT-X-VERSION", "#EXT-X-TARGETDURATION", "#EXT-X-MEDIA-SEQUENCE",
                                                   "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-PLAYLIST-TYPE",
-                                                  "#EXT-X-ENDLIST", "#EXT-X-I-FRAMES-ONLY", "#EXT-X-INDEPENDENT-SEGMENTS"]
+                                                  "#EXT-X-ENDLIST", "#EXT-X-I-FRAMES-ONLY", "#EXT-X-INDEPENDENT-SEGMENTS",
+                                                  "#EXT-X-PART-INF", "#EXT-X-SERVER-CONTROL", "#EXT-X-SKIP"]
 
     private func parseVersion(_ value: String?, line: Int, declared: inout (value: Int, line: Int)?,
                               report: (Int, String, LintSeverity, String) -> Void) {
@@ -179,7 +191,7 @@ public struct HLSLinter: Sendable {
 
     // MARK: - Media playlists
 
-    private func lintMedia(_ lines: [PlaylistLine], report: (Int, String, LintSeverity, String) -> Void) {
+    private func lintMedia(_ lines: [PlaylistLine], renditionCount: Int?, report: (Int, String, LintSeverity, String) -> Void) {
         var seen: Set<String> = []
         var declaredVersion: (value: Int, line: Int)?
         var needs: [Need] = []
@@ -194,6 +206,7 @@ public struct HLSLinter: Sendable {
         var pendingExtinf: (line: Int, duration: Double?)?
         var segmentHasDate = false
         var segments: [(extinf: Int, duration: Double?, dated: Bool)] = []
+        var checks = MediaTagChecks(renditionCount: renditionCount)
 
         for line in lines {
             switch line.kind {
@@ -202,6 +215,7 @@ public struct HLSLinter: Sendable {
                     if seen.contains(name) { report(line.number, "tag-duplicate", .error, "\(name.dropFirst()) appears more than once") }
                     seen.insert(name)
                 }
+                checks.tag(name, value, line: line.number, needs: &needs, report: report)
                 switch name {
                 case "#EXT-X-VERSION":
                     parseVersion(value, line: line.number, declared: &declaredVersion, report: report)
@@ -286,6 +300,7 @@ public struct HLSLinter: Sendable {
                 if let endListLine {
                     report(line.number, "segment-after-endlist", .error, "segment '\(uri)' comes after EXT-X-ENDLIST (line \(endListLine))")
                 }
+                checks.segment(uri, line: line.number, duration: pendingExtinf?.duration, report: report)
                 if let pending = pendingExtinf {
                     segments.append((pending.line, pending.duration, segmentHasDate))
                 } else {
@@ -318,6 +333,7 @@ public struct HLSLinter: Sendable {
         checkVersion(declared: declaredVersion, needs: needs, report: report)
 
         let lastLine = lines.last?.number ?? 1
+        checks.finish(target: target, iFramesOnly: iFramesOnly, endListLine: endListLine, lastLine: lastLine, report: report)
         if playlistType == "VOD", endListLine == nil {
             report(lastLine, "endlist-missing", .error, "a VOD playlist must end with EXT-X-ENDLIST")
         }

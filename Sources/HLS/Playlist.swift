@@ -33,26 +33,44 @@ public struct ByteRange: Sendable, Equatable, CustomStringConvertible {
 public struct MediaInitializationSection: Sendable, Equatable {
     public var uri: String
     public var byteRange: ByteRange?
+    /// The EXT-X-KEY tags before the EXT-X-MAP: they encrypt the section too (RFC 8216 §4.3.2.4).
+    public var keys: [EncryptionKey]
 
-    public init(uri: String, byteRange: ByteRange? = nil) {
+    public init(uri: String, byteRange: ByteRange? = nil, keys: [EncryptionKey] = []) {
         self.uri = uri
         self.byteRange = byteRange
+        self.keys = keys
     }
 }
 
-/// One media segment: its EXTINF duration and URI plus the tags that apply to it alone.
+/// One media segment: its EXTINF duration and URI plus the tags that apply to it.
 public struct MediaSegment: Sendable, Equatable {
     public var duration: Double
     public var title: String
     public var uri: String
     public var programDateTime: Date?
     public var discontinuity: Bool
+    /// EXT-X-BYTERANGE as written; its offset may be absent (it then follows the previous segment's range).
     public var byteRange: ByteRange?
     /// Line of the EXTINF tag in the parsed text (0 when built in code).
     public var line: Int
+    /// The EXT-X-KEY tags in force: empty before any key tag, `[.methodNone]` after METHOD=NONE, else one
+    /// key per KEYFORMAT (RFC 8216 §4.3.2.4). See `key` and `isEncrypted`.
+    public var keys: [EncryptionKey]
+    /// EXT-X-GAP: the segment has no media and should not be loaded.
+    public var gap: Bool
+    /// EXT-X-BITRATE in force, kilobits per second (it does not apply to byte-range segments).
+    public var bitrate: Int?
+    /// The EXT-X-PART tags of this segment, before its EXTINF (LL-HLS; empty otherwise).
+    public var parts: [PartialSegment]
+    /// `byteRange` with its offset filled in: the parser resolves an omitted offset from the previous
+    /// segment's range, so a client always has absolute offsets. Nil for a whole resource.
+    public var resolvedByteRange: ByteRange?
 
     public init(duration: Double, uri: String, title: String = "", programDateTime: Date? = nil,
-                discontinuity: Bool = false, byteRange: ByteRange? = nil, line: Int = 0) {
+                discontinuity: Bool = false, byteRange: ByteRange? = nil, line: Int = 0,
+                keys: [EncryptionKey] = [], gap: Bool = false, bitrate: Int? = nil, parts: [PartialSegment] = [],
+                resolvedByteRange: ByteRange? = nil) {
         self.duration = duration
         self.uri = uri
         self.title = title
@@ -60,7 +78,16 @@ public struct MediaSegment: Sendable, Equatable {
         self.discontinuity = discontinuity
         self.byteRange = byteRange
         self.line = line
+        self.keys = keys
+        self.gap = gap
+        self.bitrate = bitrate
+        self.parts = parts
+        self.resolvedByteRange = resolvedByteRange ?? (byteRange?.offset != nil ? byteRange : nil)
     }
+
+    /// The key that encrypts the segment (the first of its KEYFORMATs), nil when it is clear.
+    public var key: EncryptionKey? { keys.first { $0.method != .none } }
+    public var isEncrypted: Bool { key != nil }
 }
 
 /// A Media Playlist (RFC 8216 §4.3.3): the segments of one rendition.
@@ -68,7 +95,9 @@ public struct MediaPlaylist: Sendable, Equatable {
     /// EXT-X-VERSION; nil when the tag is absent (which means version 1).
     public var version: Int?
     public var targetDuration: Int
+    /// EXT-X-MEDIA-SEQUENCE: the number of the first segment, skipped ones included.
     public var mediaSequence: Int
+    /// EXT-X-DISCONTINUITY-SEQUENCE: the discontinuity number of the first segment.
     public var discontinuitySequence: Int
     public var playlistType: PlaylistType?
     public var independentSegments: Bool
@@ -76,10 +105,23 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var map: MediaInitializationSection?
     public var segments: [MediaSegment]
     public var endList: Bool
+    /// EXT-X-PART-INF:PART-TARGET, seconds: the Part Target Duration (LL-HLS).
+    public var partTarget: Double?
+    public var serverControl: ServerControl?
+    /// EXT-X-SKIP: set in a Playlist Delta Update, whose `segments` then start after the skipped ones.
+    /// `applying(delta:)` merges it with the previous playlist.
+    public var skip: PlaylistSkip?
+    /// The parts after the last complete segment (LL-HLS), nil when there are none.
+    public var segmentInProgress: SegmentInProgress?
+    public var preloadHints: [PreloadHint]
+    public var renditionReports: [RenditionReport]
 
     public init(version: Int? = nil, targetDuration: Int, mediaSequence: Int = 0, discontinuitySequence: Int = 0,
                 playlistType: PlaylistType? = nil, independentSegments: Bool = false, iFramesOnly: Bool = false,
-                map: MediaInitializationSection? = nil, segments: [MediaSegment] = [], endList: Bool = false) {
+                map: MediaInitializationSection? = nil, segments: [MediaSegment] = [], endList: Bool = false,
+                partTarget: Double? = nil, serverControl: ServerControl? = nil, skip: PlaylistSkip? = nil,
+                segmentInProgress: SegmentInProgress? = nil, preloadHints: [PreloadHint] = [],
+                renditionReports: [RenditionReport] = []) {
         self.version = version
         self.targetDuration = targetDuration
         self.mediaSequence = mediaSequence
@@ -90,49 +132,42 @@ public struct MediaPlaylist: Sendable, Equatable {
         self.map = map
         self.segments = segments
         self.endList = endList
-    }
-
-    /// The lowest EXT-X-VERSION the features in use need (RFC 8216 §7) when durations are written
-    /// with `durationDecimals` decimals (any decimal point needs version 3).
-    public func minimumVersion(durationDecimals: Int = 3) -> Int {
-        var v = 1
-        let decimalText = durationDecimals > 0 && !segments.isEmpty
-        if decimalText || segments.contains(where: { !HLSNumber.isIntegral($0.duration) }) { v = max(v, 3) }
-        if iFramesOnly || segments.contains(where: { $0.byteRange != nil }) { v = max(v, 4) }
-        if map != nil { v = max(v, iFramesOnly ? 5 : 6) }
-        return v
+        self.partTarget = partTarget
+        self.serverControl = serverControl
+        self.skip = skip
+        self.segmentInProgress = segmentInProgress
+        self.preloadHints = preloadHints
+        self.renditionReports = renditionReports
     }
 
     /// Sum of the EXTINF durations.
     public var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
 
-    /// The playlist text. `EXT-X-VERSION` is `version` or, when nil, `minimumVersion(durationDecimals:)`;
-    /// durations get `durationDecimals` decimals (3 keeps a frame exact at common rates).
-    public func render(durationDecimals: Int = 3) -> String {
-        var out = "#EXTM3U\n"
-        out += "#EXT-X-VERSION:\(version ?? minimumVersion(durationDecimals: durationDecimals))\n"
-        out += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
-        out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
-        if discontinuitySequence != 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
-        if let playlistType { out += "#EXT-X-PLAYLIST-TYPE:\(playlistType.rawValue)\n" }
-        if independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
-        if iFramesOnly { out += "#EXT-X-I-FRAMES-ONLY\n" }
-        if let map {
-            out += "#EXT-X-MAP:URI=\"\(map.uri)\""
-            if let range = map.byteRange { out += ",BYTERANGE=\"\(range)\"" }
-            out += "\n"
-        }
-        for segment in segments {
-            if segment.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
-            if let date = segment.programDateTime {
-                out += "#EXT-X-PROGRAM-DATE-TIME:\(HLSDate.format(date))\n"
-            }
-            out += "#EXTINF:\(HLSNumber.decimal(segment.duration, places: durationDecimals)),\(segment.title)\n"
-            if let range = segment.byteRange { out += "#EXT-X-BYTERANGE:\(range)\n" }
-            out += segment.uri + "\n"
-        }
-        if endList { out += "#EXT-X-ENDLIST\n" }
-        return out
+    /// The Media Sequence Number of `segments[index]` (skipped segments count).
+    public func mediaSequenceNumber(ofSegmentAt index: Int) -> Int { mediaSequence + (skip?.skippedSegments ?? 0) + index }
+
+    /// The Media Sequence Number after the last complete segment: that of `segmentInProgress`.
+    public var nextMediaSequenceNumber: Int { mediaSequenceNumber(ofSegmentAt: segments.count) }
+
+    /// The Discontinuity Sequence Number of `segments[index]`: EXT-X-DISCONTINUITY-SEQUENCE plus the
+    /// discontinuities up to it. In a delta update the skipped segments' discontinuities are unknown:
+    /// apply the delta (`applying(delta:)`) first.
+    public func discontinuitySequenceNumber(ofSegmentAt index: Int) -> Int {
+        discontinuitySequence + segments[...index].count(where: \.discontinuity)
+    }
+
+    /// The last partial segment: its Media Sequence Number and Part Index (what `_HLS_msn`/`_HLS_part`
+    /// and EXT-X-RENDITION-REPORT speak of). Nil without parts.
+    public var lastPart: (mediaSequenceNumber: Int, partIndex: Int)? {
+        if let parts = segmentInProgress?.parts, !parts.isEmpty { return (nextMediaSequenceNumber, parts.count - 1) }
+        guard let last = segments.last, !last.parts.isEmpty else { return nil }
+        return (nextMediaSequenceNumber - 1, last.parts.count - 1)
+    }
+
+    /// This playlist's EXT-X-RENDITION-REPORT as another rendition's playlist states it.
+    public func renditionReport(uri: String) -> RenditionReport {
+        if let lastPart { return RenditionReport(uri: uri, lastMediaSequenceNumber: lastPart.mediaSequenceNumber, lastPartIndex: lastPart.partIndex) }
+        return RenditionReport(uri: uri, lastMediaSequenceNumber: segments.isEmpty ? nil : nextMediaSequenceNumber - 1)
     }
 }
 
@@ -264,7 +299,10 @@ public enum HLSNumber {
         guard value.isFinite else { return "0" }
         var scale: Int64 = 1
         for _ in 0..<places { scale *= 10 }
-        let scaled = Int64((abs(value) * Double(scale)).rounded())
+        let magnitude = (abs(value) * Double(scale)).rounded()
+        // Past 2^63 (a fuzzed duration of 1e300) a Double has no fraction left to write.
+        guard magnitude < 0x1p63 else { return shortest(value.rounded()) + (places > 0 ? "." + String(repeating: "0", count: places) : "") }
+        let scaled = Int64(magnitude)
         let sign = value < 0 && scaled != 0 ? "-" : ""
         let whole = scaled / scale
         guard places > 0 else { return "\(sign)\(whole)" }
@@ -273,17 +311,55 @@ public enum HLSNumber {
         return "\(sign)\(whole).\(fraction)"
     }
 
+    /// The shortest decimal text that reads back as `value` ("4.00008", "0.33334", "6"), never in
+    /// exponent form (RFC 8216 §4.2 has none): what keeps a parsed number exact through a render.
+    public static func shortest(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        if isIntegral(value), abs(value) < 1e15 { return String(Int64(value)) }
+        let text = "\(value)"  // Swift prints the shortest round-trip form, with an exponent at the extremes
+        guard let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }), let exponent = Int(text[text.index(after: e)...]) else {
+            return text
+        }
+        var mantissa = String(text[..<e])
+        let negative = mantissa.hasPrefix("-")
+        if negative { mantissa.removeFirst() }
+        let point = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
+        var digits = mantissa.filter(\.isASCIIDigit)
+        var position = point + exponent  // where the decimal point goes in `digits`
+        if position <= 0 {
+            digits = String(repeating: "0", count: 1 - position) + digits
+            position = 1
+        } else if position > digits.count {
+            digits += String(repeating: "0", count: position - digits.count)
+        }
+        var whole = String(digits.prefix(position)), fraction = String(digits.dropFirst(position))
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        while whole.count > 1, whole.hasPrefix("0") { whole.removeFirst() }
+        return (negative ? "-" : "") + whole + (fraction.isEmpty ? "" : "." + fraction)
+    }
+
     static func isIntegral(_ value: Double) -> Bool { value.rounded() == value }
 }
 
 /// EXT-X-PROGRAM-DATE-TIME values: ISO 8601 with milliseconds and a zone.
 public enum HLSDate {
-    /// `2024-05-01T12:00:00.250Z`.
+    /// `2024-05-01T12:00:00.250Z`: UTC, to the nearest millisecond, in the proleptic Gregorian
+    /// calendar `parse` reads (ISO8601DateFormatter, used before, wrote Julian dates before 1582, so
+    /// a year-24 date moved two days at each render; the fuzzer's find). Years outside 0…9999,
+    /// which `parse` does not read, get a sign and more digits.
     public static func format(_ date: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        f.timeZone = TimeZone(secondsFromGMT: 0)
-        return f.string(from: date)
+        let ms = (date.timeIntervalSince1970 * 1000).rounded()
+        let total = ms.isNaN ? 0 : Int64(min(max(ms, -1e17), 1e17))  // ±3 million years: no Int overflow below
+        let day = Int(total >= 0 ? total / 86_400_000 : (total - 86_399_999) / 86_400_000)
+        let inDay = Int(total - Int64(day) * 86_400_000)
+        let (year, month, dayOfMonth) = civil(daysFromEpoch: day)
+        func pad(_ n: Int, _ width: Int) -> String {
+            let digits = String(abs(n))
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        let yearText = (0...9999).contains(year) ? pad(year, 4) : (year < 0 ? "-" : "+") + pad(year, 6)
+        return "\(yearText)-\(pad(month, 2))-\(pad(dayOfMonth, 2))T\(pad(inDay / 3_600_000, 2)):\(pad(inDay / 60000 % 60, 2)):"
+            + "\(pad(inDay / 1000 % 60, 2)).\(pad(inDay % 1000, 3))Z"
     }
 
     /// Parses an ISO 8601 date-time with a zone: `YYYY-MM-DDThh:mm:ss`, any number of fractional
@@ -334,7 +410,26 @@ public enum HLSDate {
         guard bytes.isEmpty else { return nil }
         let days = daysFromEpoch(year: year, month: month, day: day)
         let seconds = ((days * 24 + hour) * 60 + minute) * 60 + second - offset
+        // A zone offset or a fraction that rounds up can leave years 0…9999: `format` could not write
+        // such a date in a form this reads, so it is not read either.
+        let ms = ((Double(seconds) + fraction) * 1000).rounded()
+        guard ms >= Double(daysFromEpoch(year: 0, month: 1, day: 1)) * 86_400_000,
+              ms < Double(daysFromEpoch(year: 10000, month: 1, day: 1)) * 86_400_000 else { return nil }
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    /// Year, month and day of the day `days` from 1970-01-01 (proleptic Gregorian; H. Hinnant's
+    /// civil-from-days, the inverse of `daysFromEpoch`).
+    static func civil(daysFromEpoch days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// Days in `month` (1…12) of `year` (Gregorian).

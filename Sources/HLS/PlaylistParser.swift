@@ -107,13 +107,21 @@ public struct PlaylistParseError: Error, Sendable, Equatable, CustomStringConver
 let masterTags: Set<String> = ["#EXT-X-MEDIA", "#EXT-X-STREAM-INF", "#EXT-X-I-FRAME-STREAM-INF",
                                "#EXT-X-SESSION-DATA", "#EXT-X-SESSION-KEY"]
 /// Tags that only appear in Media Playlists (RFC 8216 §4.3.2, §4.3.3).
+/// With rfc8216bis's EXT-X-GAP, EXT-X-BITRATE and the low-latency tags (§4.4.3, §4.4.4, §4.4.5).
 let mediaTags: Set<String> = ["#EXTINF", "#EXT-X-BYTERANGE", "#EXT-X-DISCONTINUITY", "#EXT-X-KEY", "#EXT-X-MAP",
                               "#EXT-X-PROGRAM-DATE-TIME", "#EXT-X-DATERANGE", "#EXT-X-TARGETDURATION",
                               "#EXT-X-MEDIA-SEQUENCE", "#EXT-X-DISCONTINUITY-SEQUENCE", "#EXT-X-ENDLIST",
-                              "#EXT-X-PLAYLIST-TYPE", "#EXT-X-I-FRAMES-ONLY"]
+                              "#EXT-X-PLAYLIST-TYPE", "#EXT-X-I-FRAMES-ONLY", "#EXT-X-GAP", "#EXT-X-BITRATE",
+                              "#EXT-X-PART-INF", "#EXT-X-SERVER-CONTROL", "#EXT-X-PART", "#EXT-X-SKIP",
+                              "#EXT-X-PRELOAD-HINT", "#EXT-X-RENDITION-REPORT"]
 
 /// Reads playlist text into `Playlist`. Tolerant: unknown tags and comments are skipped; only what
 /// makes a model impossible throws. `HLSLinter` judges conformance.
+///
+/// In a media playlist, a tag that says what the media is (EXTINF, EXT-X-KEY, EXT-X-BYTERANGE,
+/// EXT-X-MAP, EXT-X-PART, EXT-X-SKIP) throws when it cannot be read, since a client would fetch or
+/// decrypt the wrong bytes; a hint (EXT-X-PRELOAD-HINT, EXT-X-RENDITION-REPORT, EXT-X-BITRATE, the
+/// attributes of EXT-X-SERVER-CONTROL and EXT-X-PART-INF) that cannot be read is left out.
 public enum PlaylistParser {
     public static func parse(_ text: String) throws(PlaylistParseError) -> Playlist {
         let lines = PlaylistLine.split(text)
@@ -122,77 +130,6 @@ public enum PlaylistParser {
         }
         let isMaster = lines.contains { if case let .tag(name, _) = $0.kind { masterTags.contains(name) } else { false } }
         return isMaster ? .master(try parseMaster(lines)) : .media(try parseMedia(lines))
-    }
-
-    static func parseMedia(_ lines: [PlaylistLine]) throws(PlaylistParseError) -> MediaPlaylist {
-        var playlist = MediaPlaylist(targetDuration: 0)
-        var sawTarget = false
-        var pending: (duration: Double, title: String, line: Int)?
-        var pendingDate: Date?
-        var pendingDiscontinuity = false
-        var pendingRange: ByteRange?
-        for line in lines {
-            switch line.kind {
-            case let .tag(name, value):
-                let v = value ?? ""
-                switch name {
-                case "#EXT-X-VERSION":
-                    guard let n = Int(v) else { throw PlaylistParseError(line: line.number, message: "EXT-X-VERSION '\(v)' is not an integer") }
-                    playlist.version = n
-                case "#EXT-X-TARGETDURATION":
-                    guard let n = Int(v) else { throw PlaylistParseError(line: line.number, message: "EXT-X-TARGETDURATION '\(v)' is not an integer") }
-                    playlist.targetDuration = n
-                    sawTarget = true
-                case "#EXT-X-MEDIA-SEQUENCE":
-                    guard let n = Int(v) else { throw PlaylistParseError(line: line.number, message: "EXT-X-MEDIA-SEQUENCE '\(v)' is not an integer") }
-                    playlist.mediaSequence = n
-                case "#EXT-X-DISCONTINUITY-SEQUENCE":
-                    playlist.discontinuitySequence = Int(v) ?? 0
-                case "#EXT-X-PLAYLIST-TYPE":
-                    playlist.playlistType = PlaylistType(rawValue: v)
-                case "#EXT-X-INDEPENDENT-SEGMENTS":
-                    playlist.independentSegments = true
-                case "#EXT-X-I-FRAMES-ONLY":
-                    playlist.iFramesOnly = true
-                case "#EXT-X-ENDLIST":
-                    playlist.endList = true
-                case "#EXT-X-MAP":
-                    guard let attributes = HLSAttributeList.parse(v), let uri = attributes["URI"]?.value else {
-                        throw PlaylistParseError(line: line.number, message: "EXT-X-MAP needs a URI attribute")
-                    }
-                    playlist.map = MediaInitializationSection(uri: uri, byteRange: attributes["BYTERANGE"].flatMap { ByteRange(parsing: $0.value) })
-                case "#EXTINF":
-                    let parts = v.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
-                    guard let d = Double(parts[0].trimmingCharacters(in: .whitespaces)) else {
-                        throw PlaylistParseError(line: line.number, message: "EXTINF duration '\(parts[0])' is not a number")
-                    }
-                    pending = (d, parts.count > 1 ? String(parts[1]) : "", line.number)
-                case "#EXT-X-PROGRAM-DATE-TIME":
-                    pendingDate = HLSDate.parse(v)
-                case "#EXT-X-DISCONTINUITY":
-                    pendingDiscontinuity = true
-                case "#EXT-X-BYTERANGE":
-                    pendingRange = ByteRange(parsing: v)
-                default:
-                    break
-                }
-            case let .uri(uri):
-                guard let info = pending else {
-                    throw PlaylistParseError(line: line.number, message: "URI '\(uri)' has no EXTINF before it")
-                }
-                playlist.segments.append(MediaSegment(duration: info.duration, uri: uri, title: info.title,
-                                                      programDateTime: pendingDate, discontinuity: pendingDiscontinuity,
-                                                      byteRange: pendingRange, line: info.line))
-                pending = nil
-                pendingDate = nil
-                pendingDiscontinuity = false
-                pendingRange = nil
-            case .comment, .blank:
-                break
-            }
-        }
-        if !sawTarget { throw PlaylistParseError(line: 1, message: "EXT-X-TARGETDURATION is missing") }
-        return playlist
     }
 
     static func parseMaster(_ lines: [PlaylistLine]) throws(PlaylistParseError) -> MasterPlaylist {

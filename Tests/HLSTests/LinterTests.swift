@@ -1,8 +1,8 @@
 import HLS
 import Testing
 
-/// A good livefilter-style playlist each bad case breaks in one place.
-private let goodEvent = """
+/// A good livefilter-style playlist each bad case breaks in one place (LowLatencyLinterTests too).
+let goodEvent = """
     #EXTM3U
     #EXT-X-VERSION:3
     #EXT-X-TARGETDURATION:2

@@ -145,6 +145,7 @@ struct PlaylistParserTests {
         #expect(HLSNumber.decimal(4, places: 3) == "4.000")
         #expect(HLSNumber.decimal(0.0333, places: 3) == "0.033")
         #expect(HLSNumber.decimal(29.97002997, places: 3) == "29.970")
+        #expect(HLSNumber.decimal(-1e20, places: 2) == "-100000000000000000000.00", "no trap past Int64 (the fuzzer's find)")
     }
 
     @Test func codecStringsFromHeaders() {
@@ -192,5 +193,26 @@ struct HLSDateTests {
     @Test func formatReadsBack() throws {
         let date = Date(timeIntervalSince1970: 1_714_564_800.25)
         #expect(HLSDate.parse(HLSDate.format(date)) == date)
+    }
+
+    /// `format` against Foundation's formatter (the oracle, from the Gregorian reform on), and
+    /// format(parse(x)) == x in the proleptic Gregorian calendar both use, back to year 0.
+    @Test(arguments: ["2024-05-01T12:00:00.250Z", "2019-02-14T02:13:36.106Z", "1970-01-01T00:00:00.000Z",
+                      "1969-12-31T23:59:59.999Z", "2000-02-29T00:00:00.001Z", "1600-03-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"])
+    func formatMatchesFoundation(_ text: String) throws {
+        let oracle = ISO8601DateFormatter()
+        oracle.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = try #require(oracle.date(from: text))
+        #expect(HLSDate.format(date) == text)
+        #expect(HLSDate.format(try #require(HLSDate.parse(text))) == text)
+    }
+
+    @Test func datesBeforeTheGregorianReformKeepTheirDay() throws {
+        // The fuzzer's playlist: year 24 moved two days at each render while Foundation formatted it.
+        for text in ["0024-01-01T00:00:00.000Z", "0000-01-01T00:00:00.000Z", "1582-10-04T12:00:00.500Z"] {
+            #expect(HLSDate.format(try #require(HLSDate.parse(text))) == text)
+        }
+        #expect(HLSDate.parse("0000-01-01T00:00:00+00:01") == nil, "before year 0 once in UTC")
+        #expect(HLSDate.parse("9999-12-31T23:59:59.9999Z") == nil, "year 10000 once rounded to the millisecond")
     }
 }

@@ -166,3 +166,26 @@ extension HLSWriter {
                       schedule: SegmentSchedule(grid: grid, seconds: options.segmentDuration), overwrite: overwrite, clock: clock)
     }
 }
+
+extension MediaPlaylist {
+    /// The playlist with every line number 0: what a model read from its own rendering is compared by.
+    func withoutLines() -> MediaPlaylist {
+        var copy = self
+        for i in copy.segments.indices {
+            copy.segments[i].line = 0
+            for j in copy.segments[i].parts.indices { copy.segments[i].parts[j].line = 0 }
+        }
+        if let open = copy.segmentInProgress {
+            copy.segmentInProgress?.parts = open.parts.map { var p = $0; p.line = 0; return p }
+        }
+        return copy
+    }
+}
+
+enum HLSTestError: Error { case notMedia }
+
+/// The media playlist `text` parses to.
+func parseMedia(_ text: String) throws -> MediaPlaylist {
+    guard case let .media(playlist) = try PlaylistParser.parse(text) else { throw HLSTestError.notMedia }
+    return playlist
+}
