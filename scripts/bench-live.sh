@@ -32,14 +32,16 @@ SEGMENT=2   # seconds per segment, input and output
 [[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 16 ]] || { echo "DURATION must be a whole number of seconds >= 16 (got '$DURATION')" >&2; exit 2; }
 [[ $STREAMS =~ ^[0-9]+$ && $STREAMS -ge 1 ]] || { echo "STREAMS must be a positive whole number (got '$STREAMS')" >&2; exit 2; }
 [[ $TOOLS == "lf ff" || $TOOLS == lf || $TOOLS == ff ]] || { echo "TOOLS must be 'lf ff', 'lf' or 'ff' (got '$TOOLS')" >&2; exit 2; }
-if [[ -z "${LIVEFILTER:-}" ]]; then
-    for candidate in .build-perf/release/livefilter .build/release/livefilter; do
-        if [[ -x $candidate ]]; then LIVEFILTER=$candidate; break; fi
-    done
+if [[ $TOOLS == *lf* && ${SOURCE_ONLY:-0} != 1 ]]; then   # ffmpeg alone, or the source alone, needs no build
+    if [[ -z "${LIVEFILTER:-}" ]]; then
+        for candidate in .build-perf/release/livefilter .build/release/livefilter; do
+            if [[ -x $candidate ]]; then LIVEFILTER=$candidate; break; fi
+        done
+    fi
+    [[ -x "${LIVEFILTER:-}" ]] || { echo "no livefilter binary: build with 'swift build -c release' or set LIVEFILTER" >&2; exit 1; }
+    [[ $("$LIVEFILTER" run --help 2>&1) == *--hls-time* ]] \
+        || { echo "$LIVEFILTER has no 'run --hls-time': too old for this benchmark, rebuild it" >&2; exit 1; }
 fi
-[[ -x "${LIVEFILTER:-}" ]] || { echo "no livefilter binary: build with 'swift build -c release' or set LIVEFILTER" >&2; exit 1; }
-[[ $("$LIVEFILTER" run --help 2>&1) == *--hls-time* ]] \
-    || { echo "$LIVEFILTER has no 'run --hls-time': too old for this benchmark, rebuild it" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time is missing: apt-get install time" >&2; exit 1; }
 for tool in ffmpeg ffprobe python3 timeout setsid; do
     command -v $tool >/dev/null || { echo "$tool is missing (ffmpeg/ffprobe: apt-get install ffmpeg; timeout/setsid: coreutils/util-linux)" >&2; exit 1; }
@@ -179,7 +181,7 @@ summarize() {
 }
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "livefilter: $LIVEFILTER; $(ffmpeg -version | head -1)"
+echo "livefilter: ${LIVEFILTER:-not used}; $(ffmpeg -version | head -1)"
 echo "live source: ${DURATION} s, $SEGMENT s segments, window 6, joined with $PRELOAD segments out; $STREAMS stream(s) per tool"
 echo "commands (URL http://127.0.0.1:PORT/sN/live.m3u8, one per stream):"
 for tool in $TOOLS; do run_tool $tool; done
