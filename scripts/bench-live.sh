@@ -4,7 +4,8 @@
 # the wall clock (scripts/live-publisher.py); each tool in turn (a fresh server each) pulls it, runs
 # blur σ 6 | rotate 90 | mirror | scale to 720x1280 and writes 2 s HLS segments. Per run: CPU
 # seconds, peak RSS, repeated/dropped frames, latency from input segment published to output segment
-# listed, and whether the tool kept up with real time.
+# listed, and whether the tool kept up with real time; and how soon after an input segment (or part)
+# is published the tool asks for it (reload delay, part delay).
 #
 #   scripts/bench-live.sh                      # DURATION=60 STREAMS=1
 #   DURATION=20 STREAMS=2 LIVEFILTER=/path/to/livefilter scripts/bench-live.sh
@@ -187,14 +188,18 @@ echo "commands (URL http://127.0.0.1:PORT/sN/live.m3u8, one per stream):"
 for tool in $TOOLS; do run_tool $tool; done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-printf "\n%-14s %3s %7s %7s %13s %6s %6s %11s %6s  %-5s %s\n" \
-    "tool #stream" "rc" "CPU s" "RSS MB" "rep / drop" "p50 s" "p95 s" "out/in s" "lag s" "kept" "notes"
+printf "\n%-14s %3s %7s %7s %13s %6s %6s %11s %11s %11s %6s  %-5s %s\n" \
+    "tool #stream" "rc" "CPU s" "RSS MB" "rep / drop" "p50 s" "p95 s" "reload s" "part s" "out/in s" "lag s" "kept" "notes"
 for tool in $TOOLS; do summarize $tool; done
 cat <<EOF
 CPU s = user + sys; RSS = peak. rep/drop: livefilter frames_repeated/frames_dropped from --report (notes: late
 ticks, latency skips); ffmpeg dup_frames/drop_frames from -progress (notes: speed). p50/p95 = latency of output
 segment k = time it first appears in the tool's playlist (polled every 50 ms) - time input segment s0+k was
 published, s0 = first input segment the tool fetched; steady state = without the first 5 and the last one.
+reload s = p50/p95 of the reload delay: input segment published -> the response to the tool's first request for
+it starts (with parts: its first part fetched, from that part's publish); part s = the same for every part fetched
+(INPUT=ll). A held request (blocked reload, hinted part) starts when the server answers it. Steady state: input
+segments from s0+5 on, published after the tool's first request. Per segment: latencies (with TOOLS="lf ff").
 out/in = seconds of output segments / seconds of input from s0 on. lag = source's ENDLIST to the tool's ENDLIST.
 kept = yes: exit 0, out >= 97% of in, lag <= $(((PRELOAD + 2) * SEGMENT)) s (the $PRELOAD-segment join backlog + 2 segments) and
 at most 1% of the frames repeated or dropped; lossy: on time only by repeating/dropping more; NO: fell behind or failed.

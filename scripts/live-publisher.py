@@ -5,7 +5,7 @@
              --block-reload: blocking playlist reload; --parts S: LL-HLS parts of about S seconds
   watch      poll output playlists and log when each segment first appears
   summarize  turn the logs of one run into the per-stream table
-  latencies  print every output segment's latency from summarize's JSON
+  latencies  print every output segment's latency (and input segment's reload delay) from summarize's JSON
 
 Logs are tab-separated lines with wall times from time.time() (seconds, ms precision), so the
 server, the watcher and the shell share one clock.
@@ -452,6 +452,11 @@ def percentile(values, p):
 def summarize(args):
     server = read_tsv(args.server_log)
     publish = {int(r[1]): float(r[2]) for r in server if r[0] == "publish"}
+    part_publish = {(int(r[1]), int(r[2])): float(r[3]) for r in server if r[0] == "part"}
+    # What each input URI is: (segment MSN, None) or (segment MSN, part index).
+    item_of = {r[3]: (int(r[1]), None) for r in server if r[0] == "publish"}
+    item_of.update({r[4]: (int(r[1]), int(r[2])) for r in server if r[0] == "part"})
+    mode = next((r[1] for r in server if r[0] == "mode"), "plain")
     durations = {}
     with open(os.path.join(args.media, "index.m3u8")) as f:
         for n, (d, _) in enumerate(parse_media_playlist(f.read())[0]):
@@ -460,10 +465,16 @@ def summarize(args):
     watched = read_tsv(args.watch_log)
     rows = []
     for stream in range(1, args.streams + 1):
-        row = {"stream": stream}
-        # s0: the first input segment this client fetched, i.e. where it joined the live stream.
-        fetched = [int(m.group(1)) for r in server if r[0] == "request"
-                   for m in [re.fullmatch(rf"/s{stream}/seg(\d+)\.ts", r[2])] if m]
+        row = {"stream": stream, "input": mode}
+        # This client's requests by arrival: (arrival, response start, name, status). The response
+        # starts later than the arrival only for a held request (a blocked reload, a hinted part).
+        requests = sorted((float(r[1]), float(r[4]) if len(r) > 4 else float(r[1]), m.group(1), int(r[3]))
+                          for r in server if r[0] == "request"
+                          for m in [re.fullmatch(rf"/s{stream}/([^/?]+)(?:\?.*)?", r[2])] if m)
+        media = [(start, item_of[name]) for _, start, name, status in requests if status == 200 and name in item_of]
+        # s0: the first input segment this client fetched (whole or a part of it), i.e. where it
+        # joined the live stream.
+        fetched = [n for _, (n, _) in media]
         outs = [(float(r[2]), float(r[4])) for r in watched if r[0] == "segment" and r[1] == str(stream)]
         endlist = [float(r[2]) for r in watched if r[0] == "endlist" and r[1] == str(stream)]
         sdir = os.path.join(args.run_dir, f"s{stream}")
@@ -489,6 +500,26 @@ def summarize(args):
             row["p50"] = statistics.median(steady) if steady else None
             row["p95"] = percentile(steady, 95) if steady else None
             row["in_s"] = sum(d for n, d in durations.items() if n >= s0)
+            # Reload delay of segment n: its publish time to the response start of the client's first
+            # request for it, or, if it fetched parts of n, for the first of those (from that part's
+            # publish time). Part delay: each part's publish time to the response start of its first
+            # request. Steady state as for the latency: segments from s0 + 5 on, published after the
+            # client's first request.
+            joined = requests[0][0]
+            reload, part_delay = {}, {}
+            for start, (n, k) in media:
+                published = publish[n] if k is None else part_publish[(n, k)]
+                if n < s0 + 5 or published < joined:
+                    continue
+                reload.setdefault(n, start - published)
+                if k is not None:
+                    part_delay.setdefault((n, k), start - published)
+            row["reload"] = [[n, round(v, 3)] for n, v in sorted(reload.items())]
+            row["reload_p50"] = statistics.median(reload.values()) if reload else None
+            row["reload_p95"] = percentile(reload.values(), 95) if reload else None
+            row["part_delay"] = [[n, k, round(v, 3)] for (n, k), v in sorted(part_delay.items())]
+            row["part_p50"] = statistics.median(part_delay.values()) if part_delay else None
+            row["part_p95"] = percentile(part_delay.values(), 95) if part_delay else None
         row["out_s"] = sum(d for _, d in outs)
         # Lag at the end: from the source's EXT-X-ENDLIST to the tool's own (else to its exit).
         end = endlist[0] if endlist else row["exit_at"]
@@ -514,6 +545,7 @@ def summarize(args):
         rows.append(row)
 
     fmt = lambda v, f="{:.2f}": "-" if v is None else f.format(v)
+    pair = lambda a, b: "-" if a is None else f"{a:.2f}/{b:.2f}"
     name = {"lf": "livefilter", "ff": "ffmpeg"}[args.tool]
     for r in rows:
         on_time = (r["rc"] == 0 and r.get("in_s") is not None and r["out_s"] >= 0.97 * r["in_s"]
@@ -526,6 +558,7 @@ def summarize(args):
         print(f"{name + ' #' + str(r['stream']):<14} {r['rc']:>3} {fmt(r['cpu'], '{:.1f}'):>7} {fmt(r['rss_mb'], '{:.0f}'):>7} "
               f"{fmt(r.get('repeated'), '{}'):>6}/{fmt(r.get('dropped'), '{}'):<6} "
               f"{fmt(r.get('p50')):>6} {fmt(r.get('p95')):>6} "
+              f"{pair(r.get('reload_p50'), r.get('reload_p95')):>11} {pair(r.get('part_p50'), r.get('part_p95')):>11} "
               f"{fmt(r['out_s'], '{:.1f}'):>6}/{fmt(r.get('in_s'), '{:.0f}'):<4} {fmt(r['end_lag'], '{:.1f}'):>6}  "
               f"{r['kept']:<5} s0={r.get('s0', '-')} {extra}")
     if args.json:
@@ -541,6 +574,9 @@ def latencies(args):
             for r in json.load(f):
                 print(f"{tool} #{r['stream']} latency by output segment (s):",
                       " ".join(f"{v:.2f}" for v in r.get("latency_all", [])) or "-")
+                if r.get("reload"):
+                    print(f"{tool} #{r['stream']} reload delay by input segment (MSN:s):",
+                          " ".join(f"{n}:{v:.2f}" for n, v in r["reload"]))
 
 
 def main():
