@@ -123,6 +123,6 @@ let package = Package(
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", .product(name: "Hummingbird", package: "hummingbird")]),
-        .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters"]),
     ]
 )

@@ -18,7 +18,7 @@ public struct ReloadSchedule: Sendable {
     /// Added to the predicted publication: the origin's jitter and the request's own time.
     public var margin: Duration = .milliseconds(40)
     /// An interval wider than this is narrowed first (at the cost of one segment's delay).
-    public var lockWidth: Duration = .milliseconds(150)
+    public var lockWidth: Duration = .milliseconds(200)
 
     /// When the newest segment seen was published: after `earliest`, at or before `latest`.
     private(set) var earliest: Instant?
@@ -38,42 +38,51 @@ public struct ReloadSchedule: Sendable {
     /// that the previous load did not list, oldest first (empty: unchanged).
     public mutating func loaded(at start: Instant, newSegments: [Duration]) {
         defer { lastLoad = (start, !newSegments.isEmpty) }
-        guard let previous = lastLoad else {
-            // The first load: the newest segment came out at most a segment before.
-            earliest = newSegments.last.map { start - $0 } ?? start - targetDuration
-            latest = start
-            record(newSegments)
-            return
-        }
         guard !newSegments.isEmpty else {
             // The next segment was not out when this load began.
             pendingNotBefore = start
             return
         }
         let jitter = Duration.milliseconds(20)
-        if newSegments.count == 1, let earliest, let latest {
-            // One new segment: it came out about its duration after the previous one.
-            let d = newSegments[0]
-            var low = earliest + d - jitter, high = latest + d + jitter
-            if let notBefore = pendingNotBefore { low = max(low, notBefore) }
-            low = max(low, previous.start)
-            high = min(high, start)
-            if low < high {
-                self.earliest = low
-                self.latest = high
+        var low: Instant, high = start
+        if let previous = lastLoad, let earliest, let latest {
+            // The newest came out the new segments' durations after the previous newest, and after
+            // the last load that did not list it.
+            // The origin's jitter is not carried from one segment to the next (it would widen the
+            // interval for ever); `margin` absorbs it, and a segment later than that is found by
+            // the next load, half a target duration on.
+            let sum = newSegments.reduce(Duration.zero, +)
+            low = max(earliest + sum, pendingNotBefore ?? previous.start, previous.start)
+            high = min(latest + sum, start)
+            if low >= high {
+                // Not when predicted: one late segment keeps the origin's phase (the next is due on
+                // time); a second in a row means the phase moved, and only this load's bounds hold.
+                conflicts += 1
+                if conflicts < 2 {
+                    low = earliest + sum
+                    high = latest + sum
+                } else {
+                    low = max(previous.start, pendingNotBefore ?? previous.start)
+                    high = start
+                    conflicts = 0
+                }
             } else {
-                self.earliest = previous.start
-                self.latest = start
+                conflicts = 0
             }
         } else {
-            // Several at once (or a restart): only the bounds of this load hold.
-            earliest = max(previous.start, pendingNotBefore ?? previous.start)
-            latest = start
+            low = start - (newSegments.last ?? targetDuration)
         }
-        pendingNotBefore = nil
         record(newSegments)
+        // The segment after it was not out when this load began: it came out less than a duration before.
+        low = max(low, start - (durations.max() ?? targetDuration) - jitter)
+        if low >= high { low = high - jitter }
+        earliest = low
+        latest = high
+        pendingNotBefore = nil
     }
 
+    /// Loads in a row that contradicted the predicted publication.
+    private var conflicts = 0
     /// The start of the last load that found nothing new, since the newest segment.
     private var pendingNotBefore: Instant?
 
@@ -91,19 +100,21 @@ public struct ReloadSchedule: Sendable {
     /// When to begin the next load.
     public func nextLoad() -> Instant? {
         guard let floor, let earliest, let latest else { return floor }
-        let d = predictedDuration
-        let low = max(earliest + d, pendingNotBefore ?? earliest + d)
-        let high = latest + d
-        let aim: Instant
-        if high - low > lockWidth {
-            // Too wide to aim well. If the floor still lets us probe inside it, aim at its middle;
-            // else let this segment go by and aim at the middle of the next one's interval.
-            let middle = low + (high - low) / 2
-            aim = middle >= floor ? middle : low + d + (high - low) / 2
-        } else {
-            aim = high + margin
+        let longest = durations.max() ?? targetDuration, shortest = durations.min() ?? targetDuration
+        let narrow = (latest + longest) - max(earliest + shortest, pendingNotBefore ?? earliest + shortest) <= lockWidth
+        // The k-th segment to come is due within (earliest + k × shortest, latest + k × longest]. Aim at
+        // the first one due after the floor: at the end of its interval once the interval is narrow,
+        // at its middle (a probe that narrows it) while it is wide. A segment that comes before the
+        // floor is let go by; the load after sees it together with the next.
+        for k in 1...8 {
+            var low = earliest + shortest * k
+            if k == 1, let notBefore = pendingNotBefore { low = max(low, notBefore) }
+            let high = latest + longest * k
+            // Overdue: the next segment is later than predicted; look again as soon as allowed.
+            if k == 1, high <= low { return floor }
+            let aim = narrow ? high + margin : low + (high - low) / 2
+            if aim >= floor { return aim }
         }
-        // Never more than a target duration past the floor: a wrong prediction costs little.
-        return min(max(floor, aim), floor + targetDuration)
+        return floor
     }
 }
