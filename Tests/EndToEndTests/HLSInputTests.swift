@@ -95,5 +95,130 @@ extension EndToEnd {
             timeline.expectWhole(frames: 120)
             Self.expectClean(result)
         }
+
+        // MARK: 3. AES-128
+
+        enum KeyCase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+            /// ffmpeg's `-hls_key_info_file` with an IV: `IV=0x0123…` on the key tag.
+            case tsExplicitIV
+            /// No IV attribute: each segment's IV is its media sequence number, here past 2³²
+            /// (4294967301…) so the number's high bytes count too. A wrong IV changes only a segment's
+            /// first 16 bytes (CBC), in TS ffmpeg's SDT, which nothing reads: the output cannot show
+            /// it (HLSTests' FFmpegPlaylistTests checks the IV itself); the fMP4 cases can.
+            case tsSequenceIV
+            /// ffmpeg 5.1 refuses to encrypt fMP4 ("Encrypted fmp4 not yet supported"): openssl
+            /// encrypts its segments. The key tag comes before EXT-X-MAP, so the init section is
+            /// encrypted too, with the explicit IV (RFC 8216 §4.3.2.5).
+            case fmp4ExplicitIV
+            /// EXT-X-MAP first (the init section in the clear), then a key tag without IV.
+            case fmp4SequenceIV
+            var testDescription: String { rawValue }
+
+            var isFMP4: Bool { self == .fmp4ExplicitIV || self == .fmp4SequenceIV }
+        }
+
+        static let key = Array("0123456789abcdef".utf8)
+        static let explicitIV = "0123456789abcdef0123456789abcdef"
+        static let firstSequence: UInt64 = 4_294_967_301
+
+        /// `plain` encrypted with AES-128-CBC (PKCS#7 padding) into `encrypted`, by openssl.
+        static func encrypt(_ plain: URL, to encrypted: URL, iv: String) async throws {
+            let result = try await Subprocess.run(Paths.tool("openssl"), [
+                "aes-128-cbc", "-e", "-K", key.map { String(format: "%02x", $0) }.joined(), "-iv", iv,
+                "-in", plain.path, "-out", encrypted.path,
+            ])
+            guard result.succeeded else { throw ToolFailure(result) }
+        }
+
+        /// An encrypted input in `media` (index.m3u8, key.bin, the segments) for `kind`.
+        static func makeEncrypted(_ kind: KeyCase, in media: URL, scratch: URL) async throws {
+            try FileManager.default.createDirectory(at: media, withIntermediateDirectories: true)
+            try Data(key).write(to: media.appendingPathComponent("key.bin"))
+            let playlist = media.appendingPathComponent("index.m3u8")
+            switch kind {
+            case .tsExplicitIV, .tsSequenceIV:
+                // Key info file: the key's URI in the playlist, the key file, the IV (if any).
+                let info = scratch.appendingPathComponent("key.info")
+                let iv = kind == .tsExplicitIV ? Self.explicitIV + "\n" : ""
+                try "key.bin\n\(media.appendingPathComponent("key.bin").path)\n\(iv)".write(to: info, atomically: true, encoding: .utf8)
+                if kind == .tsExplicitIV {
+                    try await SyntheticHLS.make(in: media, extra: ["-hls_key_info_file", info.path])
+                    return
+                }
+                // Without an IV ffmpeg still writes one, the first segment's number, for every segment.
+                // With periodic_rekey it encrypts each segment with its own number (and repeats the
+                // key tag with that IV); dropping the repeats and the IV leaves the RFC's implicit IV.
+                try await SyntheticHLS.make(in: media, extra: ["-start_number", String(Self.firstSequence),
+                                                                "-hls_flags", "periodic_rekey", "-hls_key_info_file", info.path])
+                var keyTags = 0
+                let text = try String(contentsOf: playlist, encoding: .utf8).split(separator: "\n").compactMap { line -> String? in
+                    guard line.hasPrefix("#EXT-X-KEY:") else { return String(line) }
+                    keyTags += 1
+                    return keyTags == 1 ? "#EXT-X-KEY:METHOD=AES-128,URI=\"key.bin\"" : nil
+                }
+                #expect(keyTags == 4, "one key tag per segment, each with its own IV")
+                try (text.joined(separator: "\n") + "\n").write(to: playlist, atomically: true, encoding: .utf8)
+            case .fmp4ExplicitIV, .fmp4SequenceIV:
+                let plain = scratch.appendingPathComponent("plain")
+                try await SyntheticHLS.make(SyntheticHLS.Clip(), .fmp4, in: plain)
+                let names = Self.segmentNames(4, ext: "m4s")
+                let sequence = kind == .fmp4SequenceIV ? Self.firstSequence : 0
+                for (i, name) in names.enumerated() {
+                    // Without ffmpeg's leading `styp` box the first 16 bytes, the only ones the IV
+                    // decides in CBC, are the moof and mfhd headers: a wrong IV then shows as warnings.
+                    var bytes = try Data(contentsOf: plain.appendingPathComponent(name))
+                    if bytes.count > 8, String(decoding: bytes[4..<8], as: UTF8.self) == "styp" {
+                        let size = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+                        bytes = bytes.dropFirst(size)
+                    }
+                    let stripped = scratch.appendingPathComponent(name)
+                    try bytes.write(to: stripped)
+                    let iv = kind == .fmp4SequenceIV ? String(format: "%032llx", sequence + UInt64(i)) : Self.explicitIV
+                    try await Self.encrypt(stripped, to: media.appendingPathComponent(name), iv: iv)
+                }
+                let initName = "index-init.mp4"
+                let map = "#EXT-X-MAP:URI=\"\(initName)\""
+                let header: [String]
+                if kind == .fmp4ExplicitIV {
+                    try await Self.encrypt(plain.appendingPathComponent(initName), to: media.appendingPathComponent(initName), iv: Self.explicitIV)
+                    header = ["#EXT-X-KEY:METHOD=AES-128,URI=\"key.bin\",IV=0x\(Self.explicitIV)", map]
+                } else {
+                    try FileManager.default.copyItem(at: plain.appendingPathComponent(initName), to: media.appendingPathComponent(initName))
+                    header = [map, "#EXT-X-KEY:METHOD=AES-128,URI=\"key.bin\""]
+                }
+                let text = SyntheticHLS.playlist(header + SyntheticHLS.entries(names), version: 7, sequence: Int(sequence))
+                try text.write(to: playlist, atomically: true, encoding: .utf8)
+            }
+        }
+
+        @Test("HLS input: AES-128 segments, the key over HTTP, with and without an IV", arguments: KeyCase.allCases)
+        func encrypted(kind: KeyCase) async throws {
+            let sandbox = try Sandbox("hls-in")
+            defer { sandbox.remove() }
+            let media = sandbox.file("site/media")
+            try await Self.makeEncrypted(kind, in: media, scratch: sandbox.url)
+            // The fixture is ciphertext: no TS sync bytes, no MP4 box where the first one would be.
+            let firstName = try #require(try EndToEnd.segments(of: media.appendingPathComponent("index.m3u8")).first?.uri)
+            let first = try Data(contentsOf: media.appendingPathComponent(firstName))
+            if kind.isFMP4 {
+                #expect(!["moof", "styp", "ftyp"].contains(String(decoding: first[4..<8], as: UTF8.self)))
+            } else {
+                #expect(!(first[0] == 0x47 && first[188] == 0x47 && first[376] == 0x47), "segment 0 is not in the clear")
+            }
+            let text = try String(contentsOf: media.appendingPathComponent("index.m3u8"), encoding: .utf8)
+            let keyLines = text.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-KEY:") }
+            #expect(keyLines.count == 1 && keyLines[0].contains("IV=") == (kind == .tsExplicitIV || kind == .fmp4ExplicitIV), "\(text)")
+
+            let server = try await FolderServer.start(sandbox.file("site"))
+            defer { server.stop() }
+            let output = sandbox.file("out.mp4")
+            let result = try await Self.run(server.url("/media/index.m3u8"), to: output)
+            try LiveFilter.requireSuccess(result)
+            let timeline = try await OutputTimeline.measure(output)
+            print("HLS input AES-128 \(kind): \(timeline); key asked \(server.count("/media/key.bin")) times")
+            timeline.expectWhole(frames: 120)
+            Self.expectClean(result)
+            #expect(server.count("/media/key.bin") >= 1, "the key came over HTTP")
+        }
     }
 }
