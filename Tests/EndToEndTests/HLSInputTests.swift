@@ -295,5 +295,47 @@ extension EndToEnd {
             }
             if known != nil, !result.succeeded { print("HLS input discontinuity \(join): \(result.summary)") }
         }
+
+        // MARK: 5. Gaps
+
+        enum GapPosition: Int, CaseIterable, Sendable, CustomTestStringConvertible {
+            /// Segment 1 of 4.
+            case middle = 1
+            /// Segment 3 of 4, the last: only the playlist says the input lasts 4 s.
+            case last = 3
+            var testDescription: String { "\(self)" }
+        }
+
+        @Test("HLS input: an EXT-X-GAP segment is not fetched and the output keeps the whole duration", arguments: GapPosition.allCases)
+        func gap(position: GapPosition) async throws {
+            let sandbox = try Sandbox("hls-in")
+            defer { sandbox.remove() }
+            let media = sandbox.file("site/media")
+            try await SyntheticHLS.make(in: media)
+            let names = Self.segmentNames(4)
+            let body = names.enumerated().flatMap { i, name in
+                (i == position.rawValue ? ["#EXT-X-GAP"] : []) + SyntheticHLS.entries([name])
+            }
+            try SyntheticHLS.playlist(body).write(to: media.appendingPathComponent("gap.m3u8"), atomically: true, encoding: .utf8)
+            let server = try await FolderServer.start(sandbox.file("site"))
+            defer { server.stop() }
+            // The segment exists, but a GAP segment must not be asked for: asked, it answers 404.
+            let gapPath = "/media/" + names[position.rawValue]
+            server.route(gapPath, .notFound)
+            let output = sandbox.file("out.mp4")
+            let result = try await Self.run(server.url("/media/gap.m3u8"), to: output)
+            try LiveFilter.requireSuccess(result)
+            let timeline = try await OutputTimeline.measure(output)
+            print("HLS input gap \(position): \(timeline); the GAP segment asked for \(server.count(gapPath)) times")
+            // Measured 2026-11-27: asked for (404) in both cases; middle: 90 frames over 4.000 s;
+            // last: 90 frames over 3.000 s.
+            withKnownIssue("FFmpeg's hls reader: knows no EXT-X-GAP; fetches the segment, skips it on the 404; a gap at the end shortens the output") {
+                #expect(server.count(gapPath) == 0, "the GAP segment was asked for")
+                // Held pictures or a hole in the timestamps: either way the output lasts 4 s and
+                // has at least the three real segments' frames.
+                #expect(abs(timeline.videoSeconds - 4.0) <= SyntheticHLS.frame + 0.001, "video duration: \(timeline)")
+                #expect((90...120).contains(timeline.frames), "\(timeline)")
+            }
+        }
     }
 }
