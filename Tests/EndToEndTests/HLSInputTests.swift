@@ -337,5 +337,44 @@ extension EndToEnd {
                 #expect((90...120).contains(timeline.frames), "\(timeline)")
             }
         }
+
+        // MARK: 6. Variants
+
+        @Test("HLS input: --variant picks a master playlist's variant", arguments: ["lowest", "highest", "1"])
+        func variant(choice: String) async throws {
+            let sandbox = try Sandbox("hls-in")
+            defer { sandbox.remove() }
+            let site = sandbox.file("site")
+            try await SyntheticHLS.make(SyntheticHLS.Clip(), in: site.appendingPathComponent("high"))
+            try await SyntheticHLS.make(SyntheticHLS.Clip(size: "160x120"), in: site.appendingPathComponent("low"))
+            // The high one first: --variant 1 (counted from 0) is then neither the first nor the default.
+            try """
+                #EXTM3U
+                #EXT-X-STREAM-INF:BANDWIDTH=900000,RESOLUTION=320x240
+                high/index.m3u8
+                #EXT-X-STREAM-INF:BANDWIDTH=300000,RESOLUTION=160x120
+                low/index.m3u8
+
+                """.write(to: site.appendingPathComponent("master.m3u8"), atomically: true, encoding: .utf8)
+            let server = try await FolderServer.start(site)
+            defer { server.stop() }
+            let output = sandbox.file("out.mp4")
+            let result = try await Self.run(server.url("/master.m3u8"), to: output, ["--variant", choice])
+            try LiveFilter.requireSuccess(result)
+            let timeline = try await OutputTimeline.measure(output)
+            let wanted = choice == "highest" ? "high" : "low"
+            let other = wanted == "high" ? "low" : "high"
+            let otherSegments = server.requests.filter { $0.path.hasPrefix("/\(other)/") && $0.path.hasSuffix(".ts") }.map(\.path)
+            print("HLS input --variant \(choice): \(timeline); the other variant's segments asked for: \(otherSegments)")
+            let size = wanted == "high" ? (320, 240) : (160, 120)
+            #expect(timeline.width == size.0 && timeline.height == size.1, "--variant \(choice) should read \(wanted): \(timeline)")
+            timeline.expectWhole(frames: 120)
+            Self.expectClean(result)
+            #expect(server.requests.contains { $0.path == "/\(wanted)/index-03.ts" }, "the chosen variant was read to the end")
+            // Measured 2026-11-27: segments 0 and 1 of the other variant, with every choice.
+            withKnownIssue("FFmpeg's hls reader: opens every variant's playlist and reads its first two segments before the choice discards them") {
+                #expect(otherSegments.isEmpty, "only the chosen variant's media is fetched")
+            }
+        }
     }
 }
