@@ -376,5 +376,72 @@ extension EndToEnd {
                 #expect(otherSegments.isEmpty, "only the chosen variant's media is fetched")
             }
         }
+
+        // MARK: 7. Where the playlist and segments are
+
+        enum Location: String, CaseIterable, Sendable, CustomTestStringConvertible {
+            /// The URL given answers 302 with the playlist's absolute URL; the segments' relative
+            /// URIs resolve against where the playlist really is.
+            case redirectedPlaylist
+            /// A segment answers 302 to a path elsewhere on the server.
+            case redirectedSegment
+            /// One playlist, four spellings: an absolute URL, a root-relative path, `../` and a bare name.
+            case mixedURIs
+            /// A playlist file on disk, its segments beside it.
+            case localPlaylist
+            /// A playlist file on disk whose segments are absolute http URLs.
+            case localPlaylistHTTPSegments
+            var testDescription: String { rawValue }
+        }
+
+        @Test("HLS input: redirects, relative and absolute URIs, a local playlist", arguments: Location.allCases)
+        func location(kind: Location) async throws {
+            let sandbox = try Sandbox("hls-in")
+            defer { sandbox.remove() }
+            let site = sandbox.file("site")
+            let media = site.appendingPathComponent("media")
+            let playlist = try await SyntheticHLS.make(in: media)
+            let names = Self.segmentNames(4)
+            let server = try await FolderServer.start(site)
+            defer { server.stop() }
+            var input = server.url("/media/index.m3u8")
+            // Paths the run must have asked the server for.
+            var asked = names.map { "/media/" + $0 }
+            switch kind {
+            case .redirectedPlaylist:
+                server.route("/start.m3u8", .redirect(server.url("/media/index.m3u8")))
+                input = server.url("/start.m3u8")
+                asked.append("/media/index.m3u8")
+            case .redirectedSegment:
+                let moved = site.appendingPathComponent("moved")
+                try FileManager.default.createDirectory(at: moved, withIntermediateDirectories: true)
+                try FileManager.default.moveItem(at: media.appendingPathComponent(names[1]), to: moved.appendingPathComponent(names[1]))
+                server.route("/media/" + names[1], .redirect("/moved/" + names[1]))
+                asked.append("/moved/" + names[1])
+            case .mixedURIs:
+                let uris = [server.url("/media/" + names[0]), "/media/" + names[1], "../media/" + names[2], names[3]]
+                try SyntheticHLS.playlist(SyntheticHLS.entries(uris)).write(to: media.appendingPathComponent("mixed.m3u8"),
+                                                                            atomically: true, encoding: .utf8)
+                input = server.url("/media/mixed.m3u8")
+            case .localPlaylist:
+                input = playlist.path
+                asked = []
+            case .localPlaylistHTTPSegments:
+                let local = sandbox.file("local.m3u8")
+                try SyntheticHLS.playlist(SyntheticHLS.entries(names.map { server.url("/media/" + $0) }))
+                    .write(to: local, atomically: true, encoding: .utf8)
+                input = local.path
+            }
+            let output = sandbox.file("out.mp4")
+            let result = try await Self.run(input, to: output)
+            try LiveFilter.requireSuccess(result)
+            let timeline = try await OutputTimeline.measure(output)
+            print("HLS input \(kind): \(timeline); \(server.requests.count) requests")
+            timeline.expectWhole(frames: 120)
+            Self.expectClean(result)
+            let paths = Set(server.requests.map(\.path))
+            #expect(asked.allSatisfy(paths.contains), "asked for \(asked.filter { !paths.contains($0) }) never: \(server.requests.map(\.path))")
+            if kind == .localPlaylist { #expect(server.requests.isEmpty) }
+        }
     }
 }
