@@ -72,7 +72,7 @@ extension HLSReader {
             prefetched = await hint.task.value
             state.hint = nil
         }
-        let deadline = ContinuousClock.now + fetcher.ioTimeout + .seconds(3 * max(0.5, part.duration))
+        let deadline = ContinuousClock.now + fetcher.ioTimeout + timing(3 * max(0.5, part.duration))
         let outcome = try await fetchWithRetries(url, range: part.resolvedByteRange, deadline: deadline, header: header, prefetched: prefetched)
         switch outcome {
         case .complete:
@@ -106,7 +106,7 @@ extension HLSReader {
         if let current = state.hint, current.url == url, current.offset == hint.byteRangeStart { return }
         state.hint?.task.cancel()
         let range = hint.byteRangeLength.map { ByteRange(length: $0, offset: hint.byteRangeStart ?? 0) }
-        let hold = Duration.seconds(3 * max(1, playlist.targetDuration))
+        let hold = timing(3 * Double(max(1, playlist.targetDuration)))
         let fetcher = self.fetcher
         state.hint = HintFetch(url: url, offset: hint.byteRangeStart, task: Task {
             try? await fetcher.data(url, range: range, maxBytes: 64 << 20, headTimeout: hold).bytes

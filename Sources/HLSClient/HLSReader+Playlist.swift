@@ -6,10 +6,10 @@ extension HLSReader {
     /// with blocking reload when the server offers it (`_HLS_msn`/`_HLS_part` for what comes next,
     /// asked again the moment an answer arrives), else on `ReloadSchedule`'s times.
     func watchPlaylist() async {
-        let target = Duration.seconds(max(1, initial.targetDuration))
+        let target = timing(Double(max(1, initial.targetDuration)))
         var schedule = ReloadSchedule(targetDuration: target)
         var playlist = initial
-        schedule.loaded(at: .now, newSegments: playlist.segments.last.map { [.seconds($0.duration)] } ?? [])
+        schedule.loaded(at: .now, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [])
         var failures = 0
         while !Task.isCancelled && !playlist.endList {
             let directives = Self.nextDirectives(after: playlist)
@@ -43,7 +43,7 @@ extension HLSReader {
             failures = 0
             statistics.reloaded(blocking: directives != nil)
             let newSegments = Self.segmentsAdded(from: playlist, to: loaded)
-            schedule.loaded(at: started, newSegments: newSegments.map { .seconds($0.duration) })
+            schedule.loaded(at: started, newSegments: newSegments.map { timing($0.duration) })
             if directives == nil, !newSegments.isEmpty, let bound = schedule.discoveryBound(loadStart: started) {
                 statistics.discovered(after: bound)
             }

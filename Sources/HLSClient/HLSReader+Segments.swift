@@ -141,7 +141,7 @@ extension HLSReader {
             try await failed(segment: msn, url: url, error: error, attempts: 1, state: &state)
             return
         }
-        let deadline = ContinuousClock.now + fetcher.ioTimeout + .seconds(3 * max(1, segment.duration))
+        let deadline = ContinuousClock.now + fetcher.ioTimeout + timing(3 * max(1, segment.duration))
         let outcome = try await fetchWithRetries(url, range: segment.resolvedByteRange, deadline: deadline, header: header)
         switch outcome {
         case .complete:

@@ -39,6 +39,13 @@ public struct HLSStreamInfo: Sendable {
     public var isFragmentedMP4: Bool
 }
 
+/// A playlist's number of seconds as a `Duration` for timing: NaN and negatives as 0, at most a
+/// day (a hostile EXTINF of 1e20 would overflow `Duration`).
+func timing(_ seconds: Double) -> Duration {
+    guard seconds.isFinite, seconds > 0 else { return .zero }
+    return .milliseconds(Int64((min(seconds, 86_400) * 1000).rounded()))
+}
+
 /// Our HLS client: reads a master or media playlist, picks the variant, then keeps the media
 /// playlist current (on time per RFC 8216 §6.3.4, or by blocking reload) and fetches its segments,
 /// or its parts as they are published, in order into a `ByteFeed` that the demuxer reads. A failing

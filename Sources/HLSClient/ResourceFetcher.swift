@@ -57,6 +57,8 @@ public final class ResourceFetcher: Sendable {
         configuration.httpVersion = .automatic
         // Idle connections stay for the next request (keep-alive); a live input asks every few seconds.
         configuration.connectionPool = .init(idleTimeout: .seconds(60))
+        // A refused connection fails the request at once; the reader's own retries decide what next.
+        configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.ioTimeout = ioTimeout
         self.networkOnly = networkOnly
@@ -122,7 +124,7 @@ public final class ResourceFetcher: Sendable {
                     throw FetchError(kind: .transport("the server sent an HTML page (\(type))"), url: name)
                 }
                 // A server that ignores Range sends the whole resource: cut the range out of it.
-                var skip = 0, remaining = Int.max
+                var skip = 0, remaining: Int? = nil
                 if let range, response.status.code != 206 {
                     skip = range.offset ?? 0
                     remaining = range.length
@@ -134,14 +136,14 @@ public final class ResourceFetcher: Sendable {
                         chunk.moveReaderIndex(forwardBy: n)
                         skip -= n
                     }
-                    if chunk.readableBytes > remaining { chunk = chunk.getSlice(at: chunk.readerIndex, length: remaining)! }
+                    if let left = remaining, chunk.readableBytes > left { chunk = chunk.getSlice(at: chunk.readerIndex, length: left)! }
                     if chunk.readableBytes > 0 {
-                        remaining -= chunk.readableBytes
+                        remaining = remaining.map { $0 - chunk.readableBytes }
                         try await deliver(chunk)
                     }
                     if remaining == 0 { break }
                 }
-                if range != nil, remaining != 0, remaining != Int.max {
+                if let left = remaining, left != 0 {
                     throw FetchError(kind: .transport("the resource ends before the byte range does"), url: name)
                 }
                 return response.url ?? url

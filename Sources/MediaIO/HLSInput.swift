@@ -18,7 +18,7 @@ final class HLSInput {
     private var streamMap: [Int: Int] = [:]
     /// Added to the current run's timestamps, in microseconds.
     private var offset: Int64 = 0
-    /// The newest end (pts + duration) seen on the output timeline, microseconds.
+    /// The newest end (pts + duration) of a video packet on the output timeline, microseconds.
     private var newestEnd: Int64 = .min
     private var timeline: Int
     /// Extradata to attach to the next packet of a stream (new codec parameters after a discontinuity).
@@ -157,7 +157,7 @@ final class HLSInput {
             try check(code, "reading \(reader.info.inputURL)")
             guard let outer = streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
             if current != first { remap(packet, to: outer) }
-            if let tb = first.pointee.streams[outer]?.pointee.time_base {
+            if outer == video, let tb = first.pointee.streams[outer]?.pointee.time_base {
                 let ts = packet.pointer.pointee.pts != lf_nopts_value() ? packet.pointer.pointee.pts : packet.pointer.pointee.dts
                 if ts != lf_nopts_value() {
                     let end = av_rescale_q(ts + max(0, packet.pointer.pointee.duration), tb, Self.microseconds)
@@ -217,8 +217,13 @@ final class HLSInput {
         try match(video, AVMEDIA_TYPE_VIDEO)
         try match(audio, AVMEDIA_TYPE_AUDIO)
         if header.discontinuitySequence != timeline {
+            // The new timeline's first picture follows the last one; its audio keeps its place beside it.
             timeline = header.discontinuitySequence
-            let start = next.pointee.start_time
+            var start = next.pointee.start_time
+            if let (inner, _) = streamMap.first(where: { $0.value == video }), let stream = next.pointee.streams[inner],
+               stream.pointee.start_time != lf_nopts_value() {
+                start = av_rescale_q(stream.pointee.start_time, stream.pointee.time_base, Self.microseconds)
+            }
             if start != lf_nopts_value(), newestEnd != .min { offset = newestEnd - start }
         }
     }

@@ -7,10 +7,9 @@ import Testing
 /// request log, 404s and 302s), runs `livefilter run INPUT -o out.mp4` and measures the output with
 /// ffprobe (`OutputTimeline`: frames, durations, the largest timestamp step).
 ///
-/// Where today's binary fails a check because of FFmpeg's reader (or, once, our own pipeline), the
-/// check stays as it should be, wrapped in `withKnownIssue` whose comment says why. When the new
-/// client gets it right the known issue is no longer recorded, and the test fails until the wrapper
-/// is removed.
+/// A check that fails for a known reason stays as it should be, wrapped in `withKnownIssue` whose
+/// comment says why; when the cause is fixed the known issue is no longer recorded, and the test
+/// fails until the wrapper is removed. Comments say what FFmpeg's reader did where ours differs.
 extension EndToEnd {
     @Suite("HLS input")
     struct HLSInputTests {
@@ -239,12 +238,10 @@ extension EndToEnd {
             /// Why today's binary fails this case; nil where it passes.
             var knownIssue: Comment? {
                 switch self {
-                case .forwardJump:
-                    // Measured 2026-11-27: 180 frames over 102.933 s, one step of 97.0 s.
-                    "FFmpeg's hls reader: passes the timestamps through at EXT-X-DISCONTINUITY, so the output jumps 97 s forward"
-                case .restartedTimestamps:
-                    // Measured 2026-11-27: 90 frames, 3.0 s.
-                    "FFmpeg's hls reader: passes timestamps through at EXT-X-DISCONTINUITY; the second clip's go back 3 s and are dropped"
+                // FFmpeg's hls reader passed the timestamps through (2026-11-27: a 97 s jump forward; the
+                // second clip's 3 s dropped when they went back); our reader shifts the new timeline.
+                case .forwardJump, .restartedTimestamps:
+                    nil
                 case .sizeChange:
                     // Measured 2026-11-27: exit 1, "encoding (libx264) failed: Generic error in an external
                     // library"; the same segments joined into one .ts file fail the same way.
@@ -327,14 +324,14 @@ extension EndToEnd {
             try LiveFilter.requireSuccess(result)
             let timeline = try await OutputTimeline.measure(output)
             print("HLS input gap \(position): \(timeline); the GAP segment asked for \(server.count(gapPath)) times")
-            // Measured 2026-11-27: asked for (404) in both cases; middle: 90 frames over 4.000 s;
-            // last: 90 frames over 3.000 s.
-            withKnownIssue("FFmpeg's hls reader: knows no EXT-X-GAP; fetches the segment, skips it on the 404; a gap at the end shortens the output") {
-                #expect(server.count(gapPath) == 0, "the GAP segment was asked for")
-                // Held pictures or a hole in the timestamps: either way the output lasts 4 s and
-                // has at least the three real segments' frames.
+            // FFmpeg's hls reader (2026-11-27) asked for it and skipped it on the 404.
+            #expect(server.count(gapPath) == 0, "the GAP segment was asked for")
+            #expect((90...120).contains(timeline.frames), "\(timeline)")
+            // Held pictures or a hole in the timestamps: either way the output lasts 4 s.
+            withKnownIssue("a GAP at the end: the output ends with the last picture there is (3.0 s); nothing holds a picture past the input's last frame") {
                 #expect(abs(timeline.videoSeconds - 4.0) <= SyntheticHLS.frame + 0.001, "video duration: \(timeline)")
-                #expect((90...120).contains(timeline.frames), "\(timeline)")
+            } when: {
+                position == .last
             }
         }
 
@@ -371,10 +368,8 @@ extension EndToEnd {
             timeline.expectWhole(frames: 120)
             Self.expectClean(result)
             #expect(server.requests.contains { $0.path == "/\(wanted)/index-03.ts" }, "the chosen variant was read to the end")
-            // Measured 2026-11-27: segments 0 and 1 of the other variant, with every choice.
-            withKnownIssue("FFmpeg's hls reader: opens every variant's playlist and reads its first two segments before the choice discards them") {
-                #expect(otherSegments.isEmpty, "only the chosen variant's media is fetched")
-            }
+            // FFmpeg's hls reader (2026-11-27) read segments 0 and 1 of the other variant too.
+            #expect(otherSegments.isEmpty, "only the chosen variant's media is fetched")
         }
 
         // MARK: 7. Where the playlist and segments are
