@@ -312,6 +312,9 @@ def make_handler(source, streams):
     class Handler(http.server.BaseHTTPRequestHandler):
         # HTTP/1.1 keep-alive, as a CDN would offer; ffmpeg and livefilter both reuse connections.
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes: with Nagle on, the body waits for the client's
+        # delayed ACK (40 ms on Linux), which would count as the tools' delay. Origins set TCP_NODELAY.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args):
             pass  # every request goes to our own log instead

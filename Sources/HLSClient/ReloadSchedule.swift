@@ -17,6 +17,9 @@ public struct ReloadSchedule: Sendable {
     public let targetDuration: Duration
     /// Added to the predicted publication: the origin's jitter and the request's own time.
     public var margin: Duration = .milliseconds(40)
+    /// A segment due this much before the floor is loaded at the floor; later than that, the
+    /// schedule lets it go by to get back in phase.
+    public var rephaseAfter: Duration = .milliseconds(150)
     /// An interval wider than this is narrowed first (at the cost of one segment's delay).
     public var lockWidth: Duration = .milliseconds(200)
 
@@ -114,6 +117,9 @@ public struct ReloadSchedule: Sendable {
             if k == 1, high <= low { return floor }
             let aim = narrow ? high + margin : low + (high - low) / 2
             if aim >= floor { return aim }
+            // Due a little before the floor (the last load came a few milliseconds after its aim):
+            // load at the floor; letting it go by would cost it a whole segment.
+            if narrow, floor - high <= rephaseAfter { return floor }
         }
         return floor
     }

@@ -4,6 +4,9 @@ import HLSClient
 import struct Filters.FrameSize
 import Foundation
 
+/// What the HLS reader did: reloads, segments and parts read, retries, skips, reload delays.
+public typealias HLSInputStatistics = HLSReaderStatistics.Snapshot
+
 /// A variant of a master playlist, as read.
 public struct VariantInfo: Sendable {
     public var index: Int
@@ -36,7 +39,7 @@ public final class Demuxer {
     /// An HLS input's EXT-X-TARGETDURATION (seconds); nil for other inputs.
     public var targetDuration: Int? { hls.map { $0.reader.info.targetDuration } }
     /// What the HLS reader did (retries, skips, reloads); nil for other inputs.
-    public var hlsStatistics: HLSReaderStatistics.Snapshot? { hls?.reader.statistics.snapshot }
+    public var hlsStatistics: HLSInputStatistics? { hls?.reader.statistics.snapshot }
 
     /// The container's start in `timeBase` units, rounded to the nearest (FFmpeg's `av_rescale_q`,
     /// integer arithmetic): every stage that makes timestamps relative uses this one value.

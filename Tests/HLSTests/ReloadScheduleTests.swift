@@ -12,7 +12,8 @@ struct ReloadScheduleTests {
         var delays: [Double] = []
     }
 
-    static func simulate(phase: Double, period: Double = 2, target: Int = 2, jitter: [Double] = [0], seconds: Double = 120) -> Run {
+    static func simulate(phase: Double, period: Double = 2, target: Int = 2, jitter: [Double] = [0], seconds: Double = 120,
+                         latency: Int64 = 1) -> Run {
         let origin = ContinuousClock.now
         func instant(_ t: Double) -> ContinuousClock.Instant { origin + .milliseconds(Int64((t * 1000).rounded())) }
         func elapsed(_ i: ContinuousClock.Instant) -> Double {
@@ -33,7 +34,9 @@ struct ReloadScheduleTests {
         schedule.loaded(at: instant(t), newSegments: [.seconds(period)])
         run.loads.append((t, true))
         while t < seconds {
-            guard let next = schedule.nextLoad() else { break }
+            // A load begins a few milliseconds after it was asked for (a timer, a thread to wake).
+            guard let asked = schedule.nextLoad() else { break }
+            let next = asked + .milliseconds(latency)
             t = elapsed(next)
             let now = published.filter { $0 <= t }.count
             let new = now - seen
@@ -67,7 +70,9 @@ struct ReloadScheduleTests {
         #expect(Self.percentile(steady, 0.95) <= 0.25, "delays \(steady.map { ($0 * 1000).rounded() })")
         // Finding the phase lets a few segments go by (one target duration late, plus half the interval).
         #expect(run.delays.allSatisfy { $0 < 3.1 }, "\(run.delays)")
-        #expect(run.delays.dropFirst(8).allSatisfy { $0 < 0.3 }, "\(run.delays)")
+        // Each load starts a little after it was asked for and the floor counts from the start, so
+        // the phase creeps later; past `rephaseAfter` one segment is let go by to get it back.
+        #expect(run.delays.dropFirst(8).filter { $0 > 0.3 }.count <= 2, "\(run.delays)")
     }
 
     @Test("a segment that comes late costs a few segments' delay, then the phase is back")
