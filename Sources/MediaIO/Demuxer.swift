@@ -36,6 +36,8 @@ public final class Demuxer {
     public let isLive: Bool
     /// An HLS input, read by our client; nil for everything FFmpeg opens itself.
     let hls: HLSInput?
+    /// An HLS input's program date-times, by video timestamp; nil for other inputs.
+    public var sourceClock: SourceClock? { hls?.clock }
     /// An HLS input's EXT-X-TARGETDURATION (seconds); nil for other inputs.
     public var targetDuration: Int? { hls.map { $0.reader.info.targetDuration } }
     /// What the HLS reader did (retries, skips, reloads); nil for other inputs.

@@ -26,6 +26,9 @@ final class HLSInput {
     private var extradata: [Int: [UInt8]] = [:]
     /// The runs opened, for the report.
     private(set) var runs = 1
+    /// Each segment's EXT-X-PROGRAM-DATE-TIME at its first video packet.
+    let clock: SourceClock
+    private var lastDatedSegment: Int?
 
     private static let microseconds = AVRational(num: 1, den: AV_TIME_BASE)
 
@@ -48,6 +51,9 @@ final class HLSInput {
             throw error
         }
         current = first
+        let video = av_find_best_stream(first, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        let timeBase = video >= 0 ? first.pointee.streams[Int(video)]?.pointee.time_base : nil
+        clock = SourceClock(timeBase: timeBase.map(Rational.init) ?? Rational(1, 90_000))
         for i in 0..<Int(first.pointee.nb_streams) {
             streamMap[i] = i
             if let par = first.pointee.streams[i]?.pointee.codecpar { extradata[i] = Self.extradata(par) }
@@ -162,6 +168,12 @@ final class HLSInput {
                 if ts != lf_nopts_value() {
                     let end = av_rescale_q(ts + max(0, packet.pointer.pointee.duration), tb, Self.microseconds)
                     newestEnd = max(newestEnd, end)
+                    // The first picture of each segment dates the segment's pictures.
+                    let position = packet.pointer.pointee.pos
+                    if position >= 0, let segment = source.segment(at: position), segment.sequenceNumber != lastDatedSegment {
+                        lastDatedSegment = segment.sequenceNumber
+                        if let date = segment.programDateTime { clock.record(pts: ts, date: date) }
+                    }
                 }
             }
             return true
@@ -228,3 +240,31 @@ final class HLSInput {
         }
     }
 }
+
+/// An HLS input's wall clock: the EXT-X-PROGRAM-DATE-TIME of each segment at the timestamp of its
+/// first video packet, so any picture's source time can be found (from any thread).
+public final class SourceClock: Sendable {
+    private let entries = Mutex<[(pts: Int64, date: Date)]>([])
+    private let timeBase: Rational
+
+    init(timeBase: Rational) { self.timeBase = timeBase }
+
+    func record(pts: Int64, date: Date) {
+        entries.withLock { list in
+            list.append((pts, date))
+            if list.count > 4096 { list.removeFirst(2048) }
+        }
+    }
+
+    /// The source's wall-clock time of the video picture with timestamp `pts` (the input's time base).
+    public func date(ofVideoTimestamp pts: Int64) -> Date? {
+        entries.withLock { list in
+            guard let anchor = list.last(where: { $0.pts <= pts }) else { return nil }
+            let seconds = Double(pts - anchor.pts) * Double(timeBase.numerator) / Double(timeBase.denominator)
+            // Further than a few minutes from its segment's date, a date would be a guess.
+            return seconds < 600 ? anchor.date.addingTimeInterval(seconds) : nil
+        }
+    }
+}
+
+import Synchronization

@@ -64,6 +64,9 @@ final class PlanExecution {
         let arrivals: ArrivalLog? = if case .hls = plan.output { ArrivalLog() } else { nil }
         // Output path checks come before any file is created.
         outputs = try RunOutputs(plan: plan, timing: timing)
+        if let arrivals, let clock = demuxer.sourceClock {
+            outputs.useSourceDates { tick in arrivals.framePts(shownAt: tick).flatMap { clock.date(ofVideoTimestamp: $0) } }
+        }
         outputs.onSegmentPublished { [metrics, arrivals, log] record in
             let latency = arrivals?.latency(ofSegmentStartingAt: record.startTick)
             metrics.segmentPublished(latency: latency)
