@@ -276,7 +276,7 @@ public struct MasterPlaylist: Sendable, Equatable {
             attributes.append("DEFAULT=\(m.isDefault ? "YES" : "NO")")
             attributes.append("AUTOSELECT=\(m.autoselect ? "YES" : "NO")")
             if let channels = m.channels { attributes.append("CHANNELS=\"\(channels)\"") }
-            attributes.append("URI=\"\(m.uri)\"")
+            if !m.uri.isEmpty { attributes.append("URI=\"\(m.uri)\"") }
             out += "#EXT-X-MEDIA:" + attributes.joined(separator: ",") + "\n"
         }
         for v in variants {

@@ -37,6 +37,9 @@ public struct HLSStreamInfo: Sendable {
     public var canBlockReload: Bool
     /// Segments are fMP4 (an EXT-X-MAP), not MPEG-TS.
     public var isFragmentedMP4: Bool
+    /// The media playlist of the variant's audio rendition (EXT-X-MEDIA TYPE=AUDIO with a URI in the
+    /// variant's AUDIO group: DEFAULT=YES, else the first), read by a reader of its own.
+    public var audioRendition: URL?
 }
 
 /// A playlist's number of seconds as a `Duration` for timing: NaN and negatives as 0, at most a
@@ -91,6 +94,7 @@ public final class HLSReader: Sendable {
         var mediaURL = finalURL
         var chosen: (VariantStream, Int)?
         var variantCount = 1
+        var audioRendition: URL?
         switch parsed {
         case let .media(m):
             media = m
@@ -110,9 +114,11 @@ public final class HLSReader: Sendable {
             }
             chosen = (variant, index)
             variantCount = master.variants.count
-            if let group = variant.audioGroup,
-               master.media.contains(where: { $0.kind == .audio && $0.groupID == group && !$0.uri.isEmpty }) {
-                options.warn("the audio of \(input) is in a rendition of its own (group '\(group)'); only the variant's own streams are read")
+            if let group = variant.audioGroup {
+                let renditions = master.media.filter { $0.kind == .audio && $0.groupID == group && !$0.uri.isEmpty }
+                if let chosen = renditions.first(where: \.isDefault) ?? renditions.first {
+                    audioRendition = URL(string: chosen.uri, relativeTo: finalURL)?.absoluteURL
+                }
             }
             let variantText: String
             do {
@@ -148,7 +154,7 @@ public final class HLSReader: Sendable {
             duration: isLive ? nil : media.segments.reduce(0) { $0 + ($1.gap ? $1.duration : $1.duration) },
             targetDuration: media.targetDuration, variant: chosen?.0, variantIndex: chosen?.1, variantCount: variantCount,
             partTarget: media.partTarget, canBlockReload: media.serverControl?.canBlockReload ?? false,
-            isFragmentedMP4: media.map != nil || media.segments.contains { $0.map != nil })
+            isFragmentedMP4: media.map != nil || media.segments.contains { $0.map != nil }, audioRendition: audioRendition)
         return HLSReader(info: info, playlist: media, fetcher: fetcher, options: options)
     }
 

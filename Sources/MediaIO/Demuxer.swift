@@ -36,6 +36,13 @@ public final class Demuxer {
     public let isLive: Bool
     /// An HLS input, read by our client; nil for everything FFmpeg opens itself.
     let hls: HLSInput?
+    /// Its audio rendition, when the variant's audio is a playlist of its own; its stream's index is
+    /// past the main input's (`audioIndexBase` + its own).
+    let hlsAudio: HLSInput?
+    private let audioIndexBase: Int
+    /// One packet read ahead from each of `hls` and `hlsAudio`, to hand out in time order.
+    private var aheadMain: Packet?, aheadAudio: Packet?
+    private var mainEnded = false, audioEnded = false
     /// An HLS input's program date-times, by video timestamp; nil for other inputs.
     public var sourceClock: SourceClock? { hls?.clock }
     /// An HLS input's EXT-X-TARGETDURATION (seconds); nil for other inputs.
@@ -91,6 +98,17 @@ public final class Demuxer {
             throw error
         }
         context = opened
+        audioIndexBase = Int(opened.pointee.nb_streams)
+        if let input = hls, let rendition = input.reader.info.audioRendition {
+            do {
+                hlsAudio = try Self.openHLS(rendition.absoluteString, options: options, interrupt: interruptFlag)
+            } catch {
+                InputWarnings.add("the audio rendition \(rendition.absoluteString) cannot be read (\(error)); the video is read without it")
+                hlsAudio = nil
+            }
+        } else {
+            hlsAudio = nil
+        }
 
         formatName = hls == nil ? String(cString: opened.pointee.iformat.pointee.name) : "hls"
         let start = opened.pointee.start_time
@@ -161,7 +179,17 @@ public final class Demuxer {
             throw .inputTooLarge(url, reason: "its video is \(video.size), over the limit of \(options.maxPixels) pixels")
         }
         self.maxPixels = options.maxPixels
-        if audioIndex >= 0, let s = opened.pointee.streams[Int(audioIndex)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
+        if let rendition = hlsAudio?.first {
+            // The audio rendition's stream stands in for any audio muxed with the video.
+            let inner = av_find_best_stream(rendition, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+            if inner >= 0, let s = rendition.pointee.streams[Int(inner)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
+                var info = AudioStreamInfo(stream: s)
+                info.index = audioIndexBase + Int(inner)
+                audio = info
+            } else {
+                audio = nil
+            }
+        } else if audioIndex >= 0, let s = opened.pointee.streams[Int(audioIndex)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
             audio = AudioStreamInfo(stream: s)
         } else {
             audio = nil
@@ -216,7 +244,8 @@ public final class Demuxer {
     }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
-        context.pointee.streams[index]!
+        if let rendition = hlsAudio?.first, index >= audioIndexBase { return rendition.pointee.streams[index - audioIndexBase]! }
+        return context.pointee.streams[index]!
     }
 
     /// Makes every blocking read return promptly (from any thread).
@@ -224,13 +253,17 @@ public final class Demuxer {
         // A plain store of an aligned Int32 is atomic on every platform Swift runs on.
         interruptFlag.pointee.stop = 1
         hls?.reader.stop()
+        hlsAudio?.reader.stop()
     }
 
     public enum ReadResult { case packet, endOfFile }
 
     /// Reads the next packet of the video or audio stream into `packet`.
     public func read(into packet: Packet) throws(FFmpegError) -> ReadResult {
-        if let hls { return try hls.read(into: packet, video: video.index, audio: audio?.index) ? .packet : .endOfFile }
+        if let hls {
+            if hlsAudio != nil { return try readWithRendition(into: packet) }
+            return try hls.read(into: packet, video: video.index, audio: audio?.index) ? .packet : .endOfFile
+        }
         while true {
             packet.unref()
             if packetDeadline > 0 { lf_interrupt_arm(interruptFlag, packetDeadline) }
@@ -251,6 +284,45 @@ public final class Demuxer {
 }
 
 extension Demuxer {
+    /// The next packet of an HLS input whose audio is a rendition of its own: the video's and the
+    /// rendition's packets merged in time order (both renditions share one timeline).
+    private func readWithRendition(into packet: Packet) throws(FFmpegError) -> ReadResult {
+        guard let hls, let hlsAudio, let audio else { return .endOfFile }
+        if aheadMain == nil && !mainEnded {
+            let p = Packet()
+            if try hls.read(into: p, video: video.index, audio: nil) { aheadMain = p } else { mainEnded = true }
+        }
+        if aheadAudio == nil && !audioEnded {
+            let p = Packet()
+            if try hlsAudio.read(into: p, video: -1, audio: audio.index - audioIndexBase) {
+                p.pointer.pointee.stream_index = Int32(audio.index)
+                aheadAudio = p
+            } else {
+                audioEnded = true
+            }
+        }
+        func micros(_ p: Packet?, _ timeBase: Rational) -> Int64? {
+            guard let p else { return nil }
+            let ts = p.pointer.pointee.dts != lf_nopts_value() ? p.pointer.pointee.dts : p.pointer.pointee.pts
+            if ts == lf_nopts_value() { return .min }
+            return av_rescale_q(ts, AVRational(num: Int32(timeBase.numerator), den: Int32(timeBase.denominator)),
+                                AVRational(num: 1, den: AV_TIME_BASE))
+        }
+        let m = micros(aheadMain, video.timeBase), a = micros(aheadAudio, audio.timeBase)
+        let takeAudio: Bool
+        switch (m, a) {
+        case (nil, nil): return .endOfFile
+        case (nil, _): takeAudio = true
+        case (_, nil): takeAudio = false
+        case let (m?, a?): takeAudio = a < m
+        }
+        let chosen = takeAudio ? aheadAudio! : aheadMain!
+        packet.unref()
+        av_packet_move_ref(packet.pointer, chosen.pointer)
+        if takeAudio { aheadAudio = nil } else { aheadMain = nil }
+        return .packet
+    }
+
     /// Moves reading to the keyframe at or before `seconds` (relative to the start), for snapshots.
     public func seek(to seconds: Double) throws(MediaError) {
         let target = Int64(((startTime + max(0, seconds)) * Double(AV_TIME_BASE)).rounded())

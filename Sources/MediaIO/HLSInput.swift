@@ -163,7 +163,9 @@ final class HLSInput {
             try check(code, "reading \(reader.info.inputURL)")
             guard let outer = streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
             if current != first { remap(packet, to: outer) }
-            if outer == video, let tb = first.pointee.streams[outer]?.pointee.time_base {
+            fillTimestamps(packet, stream: outer)
+            // The video's end is the timeline's (an audio rendition read alone: the audio's).
+            if outer == (video >= 0 ? video : audio), let tb = first.pointee.streams[outer]?.pointee.time_base {
                 let ts = packet.pointer.pointee.pts != lf_nopts_value() ? packet.pointer.pointee.pts : packet.pointer.pointee.dts
                 if ts != lf_nopts_value() {
                     let end = av_rescale_q(ts + max(0, packet.pointer.pointee.duration), tb, Self.microseconds)
@@ -178,6 +180,29 @@ final class HLSInput {
             }
             return true
         }
+    }
+
+    /// Where each stream's last packet ended (its time base): the next one's time when it has none.
+    private var streamEnds: [Int: Int64] = [:]
+
+    /// Gives a packet without timestamps the end of the one before: an ADTS parser splitting a PES
+    /// of several AAC frames leaves all but the first undated when the stream was probed from memory.
+    private func fillTimestamps(_ packet: Packet, stream: Int) {
+        let p = packet.pointer
+        if p.pointee.pts == lf_nopts_value() && p.pointee.dts == lf_nopts_value(), let end = streamEnds[stream] {
+            p.pointee.pts = end
+            p.pointee.dts = end
+        }
+        if p.pointee.duration <= 0, let st = first.pointee.streams[stream], let par = st.pointee.codecpar,
+           par.pointee.codec_type == AVMEDIA_TYPE_AUDIO, par.pointee.sample_rate > 0 {
+            // An audio frame's duration from its sample count.
+            let samples = av_get_audio_frame_duration2(par, p.pointee.size)
+            if samples > 0 {
+                p.pointee.duration = av_rescale_q(Int64(samples), AVRational(num: 1, den: par.pointee.sample_rate), st.pointee.time_base)
+            }
+        }
+        let ts = p.pointee.pts != lf_nopts_value() ? p.pointee.pts : p.pointee.dts
+        if ts != lf_nopts_value(), p.pointee.duration > 0 { streamEnds[stream] = ts + p.pointee.duration }
     }
 
     /// Moves a packet of a later run onto the first run's stream, time base and timeline.
@@ -211,7 +236,7 @@ final class HLSInput {
         runs += 1
         streamMap = [:]
         func match(_ outer: Int?, _ type: AVMediaType) throws(FFmpegError) {
-            guard let outer, let want = first.pointee.streams[outer]?.pointee.codecpar else { return }
+            guard let outer, outer >= 0, let want = first.pointee.streams[outer]?.pointee.codecpar else { return }
             let index = av_find_best_stream(next, type, -1, -1, nil, 0)
             guard index >= 0, let par = next.pointee.streams[Int(index)]?.pointee.codecpar else { return }
             if par.pointee.codec_id != want.pointee.codec_id {
@@ -232,7 +257,7 @@ final class HLSInput {
             // The new timeline's first picture follows the last one; its audio keeps its place beside it.
             timeline = header.discontinuitySequence
             var start = next.pointee.start_time
-            if let (inner, _) = streamMap.first(where: { $0.value == video }), let stream = next.pointee.streams[inner],
+            if let (inner, _) = streamMap.first(where: { $0.value == (video >= 0 ? video : audio) }), let stream = next.pointee.streams[inner],
                stream.pointee.start_time != lf_nopts_value() {
                 start = av_rescale_q(stream.pointee.start_time, stream.pointee.time_base, Self.microseconds)
             }
