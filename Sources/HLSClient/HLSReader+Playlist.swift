@@ -9,7 +9,7 @@ extension HLSReader {
         let target = timing(Double(max(1, initial.targetDuration)))
         var schedule = ReloadSchedule(targetDuration: target)
         var playlist = initial
-        schedule.loaded(at: .now, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [])
+        schedule.loaded(at: initialLoad, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [])
         var failures = 0
         while !Task.isCancelled && !playlist.endList {
             let directives = Self.nextDirectives(after: playlist)

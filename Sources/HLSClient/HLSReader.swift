@@ -61,12 +61,15 @@ public final class HLSReader: Sendable {
     let fetcher: ResourceFetcher
     let options: HLSReaderOptions
     let initial: MediaPlaylist
+    /// When the load of `initial` began: the reload schedule counts from it.
+    let initialLoad: ContinuousClock.Instant
     let latest: LatestPlaylist
     private let tasks = Mutex<[Task<Void, Never>]>([])
 
-    init(info: HLSStreamInfo, playlist: MediaPlaylist, fetcher: ResourceFetcher, options: HLSReaderOptions) {
+    init(info: HLSStreamInfo, playlist: MediaPlaylist, loaded: ContinuousClock.Instant, fetcher: ResourceFetcher, options: HLSReaderOptions) {
         self.info = info
         self.initial = playlist
+        self.initialLoad = loaded
         self.fetcher = fetcher
         self.options = options
         feed = ByteFeed(capacity: options.feedCapacity)
@@ -86,6 +89,7 @@ public final class HLSReader: Sendable {
                                                        : URL(fileURLWithPath: input)
         }
         let fetcher = ResourceFetcher(ioTimeout: options.ioTimeout, maxRedirects: options.maxRedirects, networkOnly: isNetwork)
+        var loadStarted = ContinuousClock.now
         let (text, finalURL) = try await fetchPlaylist(url, input: input, fetcher: fetcher)
         let parsed: Playlist
         do { parsed = try PlaylistParser.parse(text) } catch { throw .notPlaylist(input, reason: error.description) }
@@ -122,6 +126,7 @@ public final class HLSReader: Sendable {
             }
             let variantText: String
             do {
+                loadStarted = .now
                 (variantText, mediaURL) = try await fetchPlaylist(variantURL, input: variantURL.absoluteString, fetcher: fetcher)
             } catch {
                 if case .notFound = error { throw error }
@@ -155,7 +160,7 @@ public final class HLSReader: Sendable {
             targetDuration: media.targetDuration, variant: chosen?.0, variantIndex: chosen?.1, variantCount: variantCount,
             partTarget: media.partTarget, canBlockReload: media.serverControl?.canBlockReload ?? false,
             isFragmentedMP4: media.map != nil || media.segments.contains { $0.map != nil }, audioRendition: audioRendition)
-        return HLSReader(info: info, playlist: media, fetcher: fetcher, options: options)
+        return HLSReader(info: info, playlist: media, loaded: loadStarted, fetcher: fetcher, options: options)
     }
 
     static func fetchPlaylist(_ url: URL, input: String, fetcher: ResourceFetcher) async throws(HLSInputError) -> (String, URL) {

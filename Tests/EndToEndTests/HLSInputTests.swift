@@ -242,11 +242,9 @@ extension EndToEnd {
                 // second clip's 3 s dropped when they went back); our reader shifts the new timeline.
                 case .forwardJump, .restartedTimestamps:
                     nil
-                case .sizeChange:
-                    // Measured 2026-11-27: exit 1, "encoding (libx264) failed: Generic error in an external
-                    // library"; the same segments joined into one .ts file fail the same way.
-                    "livefilter's passthrough path (no chain), not the HLS reader: FilterStage.show hands libx264 the 160x120 pictures unscaled"
-                case .sizeChangeWithChain:
+                // Until 2026-11-27 the passthrough path (no chain) handed libx264 the 160x120 pictures
+                // unscaled (exit 1); they now go through the RGB path and are scaled like a chain's.
+                case .sizeChange, .sizeChangeWithChain:
                     nil
                 }
             }
