@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
+        // The HLS input's HTTP: keep-alive pools, HTTP/2, streamed bodies, redirects (HLSClient).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C bindings: module map + shim header only. No Swift API.
@@ -59,7 +61,16 @@ let package = Package(
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
         .target(name: "MediaIO", dependencies: [
-            "CFFmpeg", "CFFmpegLog", "Filters", "HLS", .product(name: "Logging", package: "swift-log"),
+            "CFFmpeg", "CFFmpegLog", "Filters", "HLS", "HLSClient", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // Our HLS client: playlists on time (RFC 8216 §6.3.4, blocking reload, LL-HLS parts), segment
+        // bytes fetched with retries into a feed that MediaIO's demuxer reads. No FFmpeg.
+        .target(name: "HLSClient", dependencies: [
+            "HLS",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Metrics", package: "swift-metrics"),
         ]),
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
         .target(name: "HLS"),
@@ -112,6 +123,6 @@ let package = Package(
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg"]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", .product(name: "Hummingbird", package: "hummingbird")]),
-        .testTarget(name: "HLSTests", dependencies: ["HLS", "MediaIO", "Filters"]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters"]),
     ]
 )

@@ -4,22 +4,30 @@
 # the wall clock (scripts/live-publisher.py); each tool in turn (a fresh server each) pulls it, runs
 # blur σ 6 | rotate 90 | mirror | scale to 720x1280 and writes 2 s HLS segments. Per run: CPU
 # seconds, peak RSS, repeated/dropped frames, latency from input segment published to output segment
-# listed, and whether the tool kept up with real time.
+# listed, and whether the tool kept up with real time; and how soon after an input segment (or part)
+# is published the tool asks for it (reload delay, part delay).
 #
-#   scripts/bench-live.sh                      # DURATION=60 STREAMS=1
+#   scripts/bench-live.sh                      # DURATION=60 STREAMS=1 INPUT=plain
 #   DURATION=20 STREAMS=2 LIVEFILTER=/path/to/livefilter scripts/bench-live.sh
+#   INPUT=block scripts/bench-live.sh          # the server offers blocking playlist reload
+#   INPUT=ll PART=0.5 scripts/bench-live.sh    # LL-HLS: 0.5 s parts, preload hints, blocking reload
 #
 # DURATION  seconds of live source (default 60, at least 16 so there is a steady state)
 # STREAMS   copies of each tool run at once, each on its own stream URL and output folder (capacity)
 # TOOLS     which tools to run: "lf ff" (default), "lf" or "ff"
 # LF_EXTRA  more arguments for livefilter (e.g. "--log-level debug"; its stderr is in sN/stderr)
+# INPUT     what the live server offers: plain (default: a sliding-window playlist), block (and
+#           blocking playlist reload, _HLS_msn) or ll (LL-HLS: parts, EXT-X-PRELOAD-HINT, blocking
+#           reload with _HLS_part). ffmpeg's hls demuxer uses none of it: it is the plain baseline.
+# PART      seconds per part with INPUT=ll (default 0.5)
 # WORK      where everything goes (default out/bench-live; the source is cached in WORK/source-Ns)
 # SOURCE_ONLY=1  make (or find) the source and print its folder, nothing else (bench-e2e.sh uses it)
 # PHOTO     the picture to pan across (default: a 3840x2160 one from Debian's mate-backgrounds,
 #           installed if missing; delete WORK/source-Ns to remake the source after changing it)
 #
 # Everything is written under WORK: run/{lf,ff}/server.log (publish times, requests), watch.log
-# (when each output segment appeared), sN/ (the tool's HLS output, time.txt, report/progress, stderr).
+# (when each output segment appeared), sN/ (the tool's HLS output, time.txt, report/progress, stderr);
+# run-block/ and run-ll/ instead of run/ with INPUT=block and INPUT=ll.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,25 +35,38 @@ DURATION=${DURATION:-60}
 STREAMS=${STREAMS:-1}
 TOOLS=${TOOLS:-lf ff}
 WORK=${WORK:-out/bench-live}
+INPUT=${INPUT:-plain}
+PART=${PART:-0.5}
 PRELOAD=3   # segments already out when a tool joins (see live-publisher.py: joining a running stream)
 SEGMENT=2   # seconds per segment, input and output
 [[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 16 ]] || { echo "DURATION must be a whole number of seconds >= 16 (got '$DURATION')" >&2; exit 2; }
 [[ $STREAMS =~ ^[0-9]+$ && $STREAMS -ge 1 ]] || { echo "STREAMS must be a positive whole number (got '$STREAMS')" >&2; exit 2; }
 [[ $TOOLS == "lf ff" || $TOOLS == lf || $TOOLS == ff ]] || { echo "TOOLS must be 'lf ff', 'lf' or 'ff' (got '$TOOLS')" >&2; exit 2; }
-if [[ -z "${LIVEFILTER:-}" ]]; then
-    for candidate in .build-perf/release/livefilter .build/release/livefilter; do
-        if [[ -x $candidate ]]; then LIVEFILTER=$candidate; break; fi
-    done
+[[ $INPUT == plain || $INPUT == block || $INPUT == ll ]] || { echo "INPUT must be plain, block or ll (got '$INPUT')" >&2; exit 2; }
+[[ $INPUT != ll ]] || { [[ $PART =~ ^[0-9]*\.?[0-9]+$ ]] && python3 -c "import sys; sys.exit(not 0 < $PART <= $SEGMENT / 2)"; } \
+    || { echo "PART must be seconds per part, above 0 and at most half a segment ($SEGMENT s) (got '$PART')" >&2; exit 2; }
+if [[ $TOOLS == *lf* && ${SOURCE_ONLY:-0} != 1 ]]; then   # ffmpeg alone, or the source alone, needs no build
+    if [[ -z "${LIVEFILTER:-}" ]]; then
+        for candidate in .build-perf/release/livefilter .build/release/livefilter; do
+            if [[ -x $candidate ]]; then LIVEFILTER=$candidate; break; fi
+        done
+    fi
+    [[ -x "${LIVEFILTER:-}" ]] || { echo "no livefilter binary: build with 'swift build -c release' or set LIVEFILTER" >&2; exit 1; }
+    [[ $("$LIVEFILTER" run --help 2>&1) == *--hls-time* ]] \
+        || { echo "$LIVEFILTER has no 'run --hls-time': too old for this benchmark, rebuild it" >&2; exit 1; }
 fi
-[[ -x "${LIVEFILTER:-}" ]] || { echo "no livefilter binary: build with 'swift build -c release' or set LIVEFILTER" >&2; exit 1; }
-[[ $("$LIVEFILTER" run --help 2>&1) == *--hls-time* ]] \
-    || { echo "$LIVEFILTER has no 'run --hls-time': too old for this benchmark, rebuild it" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time is missing: apt-get install time" >&2; exit 1; }
 for tool in ffmpeg ffprobe python3 timeout setsid; do
     command -v $tool >/dev/null || { echo "$tool is missing (ffmpeg/ffprobe: apt-get install ffmpeg; timeout/setsid: coreutils/util-linux)" >&2; exit 1; }
 done
 HELPER=scripts/live-publisher.py
 mkdir -p "$WORK"
+RUNS=$WORK/run; [[ $INPUT == plain ]] || RUNS=$WORK/run-$INPUT
+case $INPUT in
+    plain) SERVE_ARGS=();;
+    block) SERVE_ARGS=(--block-reload);;
+    ll) SERVE_ARGS=(--block-reload --parts "$PART");;
+esac
 
 # --- 1. the source: a slow pan over a photograph, cached as VOD HLS (media is never committed) ----
 SRC=$WORK/source-${DURATION}s
@@ -127,12 +148,13 @@ shell_words() {
 
 # run_tool lf|ff : fresh server, STREAMS copies of the tool at once, watcher on their playlists
 run_tool() {
-    local tool=$1 dir=$WORK/run/$1 i s
+    local tool=$1 dir=$RUNS/$1 i s
     rm -rf "$dir"; mkdir -p "$dir"
     python3 $HELPER serve --media "$SRC" --log "$dir/server.log" --port-file "$dir/port" \
-        --streams "$STREAMS" --preload $PRELOAD --window 6 2>"$dir/server.err" &
+        --streams "$STREAMS" --preload $PRELOAD --window 6 "${SERVE_ARGS[@]}" 2>"$dir/server.err" &
     SERVER_PID=$!
-    for ((i = 0; i < 100; i++)); do [[ -s $dir/port ]] && break; sleep 0.1; done
+    # With parts the first start ffprobes every segment (a few seconds; cached in SRC/packets.json).
+    for ((i = 0; i < 1200; i++)); do [[ -s $dir/port ]] || ! kill -0 "$SERVER_PID" 2>/dev/null && break; sleep 0.1; done
     [[ -s $dir/port ]] && kill -0 "$SERVER_PID" 2>/dev/null \
         || { echo "the live server did not start:" >&2; cat "$dir/server.err" >&2; exit 1; }
     PORT=$(cat "$dir/port")
@@ -173,28 +195,37 @@ run_tool() {
 }
 
 summarize() {
-    python3 $HELPER summarize --tool "$1" --media "$SRC" --run-dir "$WORK/run/$1" --streams "$STREAMS" \
-        --server-log "$WORK/run/$1/server.log" --watch-log "$WORK/run/$1/watch.log" \
-        --lag-limit $(((PRELOAD + 2) * SEGMENT)) --json "$WORK/run/$1/summary.json"
+    python3 $HELPER summarize --tool "$1" --media "$SRC" --run-dir "$RUNS/$1" --streams "$STREAMS" \
+        --server-log "$RUNS/$1/server.log" --watch-log "$RUNS/$1/watch.log" \
+        --lag-limit $(((PRELOAD + 2) * SEGMENT)) --json "$RUNS/$1/summary.json"
 }
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "livefilter: $LIVEFILTER; $(ffmpeg -version | head -1)"
+echo "livefilter: ${LIVEFILTER:-not used}; $(ffmpeg -version | head -1)"
 echo "live source: ${DURATION} s, $SEGMENT s segments, window 6, joined with $PRELOAD segments out; $STREAMS stream(s) per tool"
+case $INPUT in
+    plain) echo "input: plain (sliding-window playlist, no blocking reload)";;
+    block) echo "input: block (EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES, _HLS_msn held until the segment is out)";;
+    ll) echo "input: ll (LL-HLS: $PART s parts, EXT-X-PRELOAD-HINT, blocking reload with _HLS_msn/_HLS_part)";;
+esac
 echo "commands (URL http://127.0.0.1:PORT/sN/live.m3u8, one per stream):"
 for tool in $TOOLS; do run_tool $tool; done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-printf "\n%-14s %3s %7s %7s %13s %6s %6s %11s %6s  %-5s %s\n" \
-    "tool #stream" "rc" "CPU s" "RSS MB" "rep / drop" "p50 s" "p95 s" "out/in s" "lag s" "kept" "notes"
+printf "\n%-14s %3s %7s %7s %13s %6s %6s %11s %11s %11s %6s  %-5s %s\n" \
+    "tool #stream" "rc" "CPU s" "RSS MB" "rep / drop" "p50 s" "p95 s" "reload s" "part s" "out/in s" "lag s" "kept" "notes"
 for tool in $TOOLS; do summarize $tool; done
 cat <<EOF
 CPU s = user + sys; RSS = peak. rep/drop: livefilter frames_repeated/frames_dropped from --report (notes: late
 ticks, latency skips); ffmpeg dup_frames/drop_frames from -progress (notes: speed). p50/p95 = latency of output
 segment k = time it first appears in the tool's playlist (polled every 50 ms) - time input segment s0+k was
 published, s0 = first input segment the tool fetched; steady state = without the first 5 and the last one.
+reload s = p50/p95 of the reload delay: input segment published -> the response to the tool's first request for
+it starts (with parts: its first part fetched, from that part's publish); part s = the same for every part fetched
+(INPUT=ll). A held request (blocked reload, hinted part) starts when the server answers it. Steady state: input
+segments from s0+5 on, published after the tool's first request. Per segment: latencies (with TOOLS="lf ff").
 out/in = seconds of output segments / seconds of input from s0 on. lag = source's ENDLIST to the tool's ENDLIST.
 kept = yes: exit 0, out >= 97% of in, lag <= $(((PRELOAD + 2) * SEGMENT)) s (the $PRELOAD-segment join backlog + 2 segments) and
 at most 1% of the frames repeated or dropped; lossy: on time only by repeating/dropping more; NO: fell behind or failed.
 EOF
-if [[ $TOOLS == "lf ff" ]]; then python3 $HELPER latencies "$WORK/run/lf/summary.json" "$WORK/run/ff/summary.json"; fi
+if [[ $TOOLS == "lf ff" ]]; then python3 $HELPER latencies "$RUNS/lf/summary.json" "$RUNS/ff/summary.json"; fi

@@ -43,8 +43,12 @@ public struct SegmentInProgress: Sendable, Equatable {
     public var programDateTime: Date?
     /// The EXT-X-KEY tags in force (see `MediaSegment.keys`).
     public var keys: [EncryptionKey]
+    /// The EXT-X-MAP in force when it is not the playlist's first, as `MediaSegment.map`.
+    public var map: MediaInitializationSection?
 
-    public init(parts: [PartialSegment], discontinuity: Bool = false, programDateTime: Date? = nil, keys: [EncryptionKey] = []) {
+    public init(parts: [PartialSegment], discontinuity: Bool = false, programDateTime: Date? = nil, keys: [EncryptionKey] = [],
+                map: MediaInitializationSection? = nil) {
+        self.map = map
         (self.parts, self.discontinuity, self.programDateTime, self.keys) = (parts, discontinuity, programDateTime, keys)
     }
 

@@ -4,6 +4,8 @@ extension PlaylistParser {
     static func parseMedia(_ lines: [PlaylistLine]) throws(PlaylistParseError) -> MediaPlaylist {
         var playlist = MediaPlaylist(targetDuration: 0)
         var sawTarget = false
+        // A later EXT-X-MAP that differs from the playlist's first (`MediaSegment.map`).
+        var currentMap: MediaInitializationSection?
         // Tags that apply to the next segment only.
         var pending: (duration: Double, title: String, line: Int)?
         var pendingDate: Date?
@@ -49,7 +51,9 @@ extension PlaylistParser {
                         guard let r = ByteRange(parsing: text) else { throw fail("the BYTERANGE of EXT-X-MAP, '\(text)', is not n@o") }
                         range = r
                     }
-                    playlist.map = MediaInitializationSection(uri: uri, byteRange: range, keys: keys)
+                    let section = MediaInitializationSection(uri: uri, byteRange: range, keys: keys)
+                    if playlist.map == nil { playlist.map = section }
+                    currentMap = section == playlist.map ? nil : section
                 case "#EXTINF":
                     let parts = v.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
                     guard let d = Double(parts[0].trimmingCharacters(in: .whitespaces)) else {
@@ -101,7 +105,8 @@ extension PlaylistParser {
                 playlist.segments.append(MediaSegment(
                     duration: info.duration, uri: uri, title: info.title, programDateTime: pendingDate,
                     discontinuity: pendingDiscontinuity, byteRange: pendingRange, line: info.line, keys: keys, gap: pendingGap,
-                    bitrate: pendingRange == nil ? bitrate : nil, parts: pendingParts, resolvedByteRange: resolved))
+                    bitrate: pendingRange == nil ? bitrate : nil, parts: pendingParts, resolvedByteRange: resolved,
+                    map: currentMap))
                 pending = nil
                 pendingDate = nil
                 pendingDiscontinuity = false
@@ -114,7 +119,7 @@ extension PlaylistParser {
         }
         if !pendingParts.isEmpty {
             playlist.segmentInProgress = SegmentInProgress(parts: pendingParts, discontinuity: pendingDiscontinuity,
-                                                           programDateTime: pendingDate, keys: keys)
+                                                           programDateTime: pendingDate, keys: keys, map: currentMap)
         }
         if !sawTarget { throw PlaylistParseError(line: 1, message: "EXT-X-TARGETDURATION is missing") }
         // Every Media Sequence Number the model speaks of (and a request a few segments ahead) is an Int.

@@ -67,10 +67,19 @@ extension MediaPlaylist {
         if independentSegments { line("#EXT-X-INDEPENDENT-SEGMENTS") }
         if iFramesOnly { line("#EXT-X-I-FRAMES-ONLY") }
         var keys: [EncryptionKey] = []
-        if let map {
+        var currentMap = map
+        func mapTag(_ map: MediaInitializationSection) {
             EncryptionKey.tags(from: keys, to: map.keys).forEach(line)
             keys = map.keys
             line("#EXT-X-MAP:URI=\"\(map.uri)\"" + (map.byteRange.map { ",BYTERANGE=\"\($0)\"" } ?? ""))
+        }
+        if let map { mapTag(map) }
+        // A later map is written where it takes over (after the discontinuity that brings it).
+        func mapChange(to segmentMap: MediaInitializationSection?) {
+            let wanted = segmentMap ?? map
+            guard let wanted, wanted != currentMap else { return }
+            mapTag(wanted)
+            currentMap = wanted
         }
         if let skip { line("#EXT-X-SKIP:" + skip.attributeList) }
         // The tags a parent segment shares with its first part come before the parts (rfc8216bis §4.4.4.9).
@@ -82,7 +91,9 @@ extension MediaPlaylist {
         }
         var bitrate: Int?
         for segment in segments {
-            parentTags(discontinuity: segment.discontinuity, segmentKeys: segment.keys, date: segment.programDateTime)
+            if segment.discontinuity { line("#EXT-X-DISCONTINUITY") }
+            mapChange(to: segment.map)
+            parentTags(discontinuity: false, segmentKeys: segment.keys, date: segment.programDateTime)
             for part in segment.parts { line("#EXT-X-PART:" + part.attributeList) }
             if segment.byteRange == nil, let rate = segment.bitrate, rate != bitrate {
                 line("#EXT-X-BITRATE:\(rate)")
@@ -94,7 +105,9 @@ extension MediaPlaylist {
             line(segment.uri)
         }
         if let open = segmentInProgress {
-            parentTags(discontinuity: open.discontinuity, segmentKeys: open.keys, date: open.programDateTime)
+            if open.discontinuity { line("#EXT-X-DISCONTINUITY") }
+            mapChange(to: open.map)
+            parentTags(discontinuity: false, segmentKeys: open.keys, date: open.programDateTime)
             for part in open.parts { line("#EXT-X-PART:" + part.attributeList) }
         }
         for hint in preloadHints { line("#EXT-X-PRELOAD-HINT:" + hint.attributeList) }

@@ -66,11 +66,15 @@ public struct MediaSegment: Sendable, Equatable {
     /// `byteRange` with its offset filled in: the parser resolves an omitted offset from the previous
     /// segment's range, so a client always has absolute offsets. Nil for a whole resource.
     public var resolvedByteRange: ByteRange?
+    /// The EXT-X-MAP in force when it is not the playlist's first (`MediaPlaylist.map`): a stream whose
+    /// initialization section changes (after a discontinuity). Nil means the playlist's map.
+    public var map: MediaInitializationSection?
 
     public init(duration: Double, uri: String, title: String = "", programDateTime: Date? = nil,
                 discontinuity: Bool = false, byteRange: ByteRange? = nil, line: Int = 0,
                 keys: [EncryptionKey] = [], gap: Bool = false, bitrate: Int? = nil, parts: [PartialSegment] = [],
-                resolvedByteRange: ByteRange? = nil) {
+                resolvedByteRange: ByteRange? = nil, map: MediaInitializationSection? = nil) {
+        self.map = map
         self.duration = duration
         self.uri = uri
         self.title = title
@@ -102,6 +106,7 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var playlistType: PlaylistType?
     public var independentSegments: Bool
     public var iFramesOnly: Bool
+    /// The first EXT-X-MAP; a segment under a later, different one names it (`MediaSegment.map`).
     public var map: MediaInitializationSection?
     public var segments: [MediaSegment]
     public var endList: Bool
@@ -141,6 +146,9 @@ public struct MediaPlaylist: Sendable, Equatable {
     }
 
     /// Sum of the EXTINF durations.
+    /// The initialization section of `segments[index]`.
+    public func initializationSection(ofSegmentAt index: Int) -> MediaInitializationSection? { segments[index].map ?? map }
+
     public var totalDuration: Double { segments.reduce(0) { $0 + $1.duration } }
 
     /// The Media Sequence Number of `segments[index]` (skipped segments count).
@@ -268,7 +276,7 @@ public struct MasterPlaylist: Sendable, Equatable {
             attributes.append("DEFAULT=\(m.isDefault ? "YES" : "NO")")
             attributes.append("AUTOSELECT=\(m.autoselect ? "YES" : "NO")")
             if let channels = m.channels { attributes.append("CHANNELS=\"\(channels)\"") }
-            attributes.append("URI=\"\(m.uri)\"")
+            if !m.uri.isEmpty { attributes.append("URI=\"\(m.uri)\"") }
             out += "#EXT-X-MEDIA:" + attributes.joined(separator: ",") + "\n"
         }
         for v in variants {

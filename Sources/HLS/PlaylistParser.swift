@@ -146,6 +146,20 @@ public enum PlaylistParser {
                         throw PlaylistParseError(line: line.number, message: "EXT-X-STREAM-INF has a malformed attribute list")
                     }
                     pending = (attributes, line.number)
+                case "#EXT-X-MEDIA":
+                    // Audio and subtitle renditions; VIDEO and CLOSED-CAPTIONS are not modelled.
+                    guard let a = HLSAttributeList.parse(value ?? "") else {
+                        throw PlaylistParseError(line: line.number, message: "EXT-X-MEDIA has a malformed attribute list")
+                    }
+                    guard let type = a["TYPE"]?.value, let kind = AlternativeRendition.Kind(rawValue: type) else { break }
+                    guard let group = a["GROUP-ID"], group.isQuoted, let name = a["NAME"], name.isQuoted else {
+                        throw PlaylistParseError(line: line.number, message: "EXT-X-MEDIA needs a quoted GROUP-ID and NAME")
+                    }
+                    playlist.media.append(AlternativeRendition(
+                        kind: kind, groupID: group.value, name: name.value, language: a["LANGUAGE"].flatMap { $0.isQuoted ? $0.value : nil },
+                        isDefault: a["DEFAULT"]?.value == "YES", autoselect: a["AUTOSELECT"]?.value == "YES",
+                        channels: a["CHANNELS"].flatMap { Int($0.value.split(separator: "/").first ?? "") },
+                        uri: a["URI"].flatMap { $0.isQuoted ? $0.value : nil } ?? ""))
                 default: break
                 }
             case let .uri(uri):
@@ -158,7 +172,7 @@ public enum PlaylistParser {
                     bandwidth: bandwidth, averageBandwidth: a["AVERAGE-BANDWIDTH"].flatMap { Int($0.value) },
                     resolution: a["RESOLUTION"].flatMap { Resolution(parsing: $0.value) },
                     frameRate: a["FRAME-RATE"].flatMap { Double($0.value) }, codecs: a["CODECS"]?.value,
-                    uri: uri, line: info.line))
+                    audioGroup: a["AUDIO"].flatMap { $0.isQuoted ? $0.value : nil }, uri: uri, line: info.line))
                 pending = nil
             case .comment, .blank:
                 break

@@ -1,7 +1,11 @@
 import CFFmpeg
 import HLS
+import HLSClient
 import struct Filters.FrameSize
 import Foundation
+
+/// What the HLS reader did: reloads, segments and parts read, retries, skips, reload delays.
+public typealias HLSInputStatistics = HLSReaderStatistics.Snapshot
 
 /// A variant of a master playlist, as read.
 public struct VariantInfo: Sendable {
@@ -29,7 +33,22 @@ public final class Demuxer {
     /// The variant read, when the input was a master playlist with several.
     public let chosenVariant: VariantInfo?
     /// Whether the input is a live stream (an HLS playlist without an end).
-    public var isLive: Bool { formatName == "hls" && duration == nil }
+    public let isLive: Bool
+    /// An HLS input, read by our client; nil for everything FFmpeg opens itself.
+    let hls: HLSInput?
+    /// Its audio rendition, when the variant's audio is a playlist of its own; its stream's index is
+    /// past the main input's (`audioIndexBase` + its own).
+    let hlsAudio: HLSInput?
+    private let audioIndexBase: Int
+    /// One packet read ahead from each of `hls` and `hlsAudio`, to hand out in time order.
+    private var aheadMain: Packet?, aheadAudio: Packet?
+    private var mainEnded = false, audioEnded = false
+    /// An HLS input's program date-times, by video timestamp; nil for other inputs.
+    public var sourceClock: SourceClock? { hls?.clock }
+    /// An HLS input's EXT-X-TARGETDURATION (seconds); nil for other inputs.
+    public var targetDuration: Int? { hls.map { $0.reader.info.targetDuration } }
+    /// What the HLS reader did (retries, skips, reloads); nil for other inputs.
+    public var hlsStatistics: HLSInputStatistics? { hls?.reader.statistics.snapshot }
 
     /// The container's start in `timeBase` units, rounded to the nearest (FFmpeg's `av_rescale_q`,
     /// integer arithmetic): every stage that makes timestamps relative uses this one value.
@@ -57,96 +76,72 @@ public final class Demuxer {
             guard access(path, R_OK) == 0 else { throw .inputUnreadable(url, reason: "permission denied") }
         }
 
-        let isPlaylist = url.lowercased().hasSuffix(".m3u8") || url.lowercased().contains(".m3u8?")
-        if isPlaylist { try Self.checkMasterPlaylist(url, options: options) }
-
         interruptFlag = .allocate(capacity: 1)
         interruptFlag.initialize(to: lf_interrupt_state())
-        var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
-        guard ctx != nil else { interruptFlag.deallocate(); throw .inputUnreadable(url, reason: "out of memory") }
-        lf_set_interrupt(ctx, interruptFlag)
-
-        var dict: OpaquePointer? = nil
-        defer { av_dict_free(&dict) }
-        let c = options.ioTimeout.components
-        let micros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
-        if isNetwork {
-            av_dict_set(&dict, "rw_timeout", String(micros), 0)
-            // A playlist fetched over the network may reference network media only.
-            av_dict_set(&dict, "protocol_whitelist", options.networkProtocols, 0)
-            av_dict_set(&dict, "max_redirects", String(options.maxRedirects), 0)
-            av_dict_set(&dict, "reconnect", "1", 0)
-            av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
-            av_dict_set(&dict, "reconnect_delay_max", "4", 0)
-        } else {
-            av_dict_set(&dict, "protocol_whitelist", "file,crypto,data," + options.networkProtocols, 0)
-        }
-        if isPlaylist {
-            av_dict_set(&dict, "live_start_index", options.liveStart == .edge ? "-3" : "0", 0)
-            // Our own stall timeout decides when a silent playlist has ended.
-            av_dict_set(&dict, "m3u8_hold_counters", "1000000", 0)
-            av_dict_set(&dict, "max_reload", "1000000", 0)
-        }
-
-        // Opening and probing must finish within a few --io-timeouts, however slowly bytes trickle in.
-        if isNetwork { lf_interrupt_arm(interruptFlag, 3 * micros) }
-        let openCode = avformat_open_input(&ctx, url, nil, &dict)
-        guard openCode >= 0, let opened = ctx else {
-            let expired = lf_interrupt_expired(interruptFlag) != 0
-            interruptFlag.deallocate()
-            let error = FFmpegError(code: openCode, operation: "avformat_open_input")
-            if openCode == lf_averror_invaliddata() { throw .notMediaFile(url, reason: error.reason) }
-            if expired {
-                throw .inputUnreadable(url, reason: "it did not open within \(3 * micros / 1_000_000) s (3 × --io-timeout)")
+        let opened: UnsafeMutablePointer<AVFormatContext>
+        do {
+            if Self.looksLikePlaylist(url) {
+                let input = try Self.openHLS(url, options: options, interrupt: interruptFlag)
+                hls = input
+                opened = input.first
+            } else if let ctx = try Self.openWithFFmpeg(url, isNetwork: isNetwork, options: options, interrupt: interruptFlag) {
+                hls = nil
+                opened = ctx
+            } else {
+                // FFmpeg recognised a playlist by its content: our reader takes it.
+                let input = try Self.openHLS(url, options: options, interrupt: interruptFlag)
+                hls = input
+                opened = input.first
             }
-            if openCode == lf_averror(ENOENT) || openCode == lf_averror_http_not_found() { throw .inputNotFound(url) }
-            throw .inputUnreadable(url, reason: error.reason)
+        } catch {
+            interruptFlag.deallocate()
+            throw error
         }
         context = opened
-
-        // A size the container's header states is refused before probing: FFmpeg's probe would
-        // reset an invalid size (65535x65535) to 0 and report "no video stream" instead.
-        let streamCount = Int(opened.pointee.nb_streams)
-        for i in 0..<streamCount {
-            guard let par = opened.pointee.streams[i]?.pointee.codecpar, par.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
-            let w = Int(par.pointee.width), h = Int(par.pointee.height)
-            if w * h > options.maxPixels || w > 16384 || h > 16384 {
-                var c: UnsafeMutablePointer<AVFormatContext>? = opened
-                avformat_close_input(&c)
-                interruptFlag.deallocate()
-                throw .inputTooLarge(url, reason: "its header says \(w)x\(h), over the limit of \(options.maxPixels) pixels (--max-pixels)")
+        audioIndexBase = Int(opened.pointee.nb_streams)
+        if let input = hls, let rendition = input.reader.info.audioRendition {
+            do {
+                hlsAudio = try Self.openHLS(rendition.absoluteString, options: options, interrupt: interruptFlag)
+            } catch {
+                InputWarnings.add("the audio rendition \(rendition.absoluteString) cannot be read (\(error)); the video is read without it")
+                hlsAudio = nil
             }
-        }
-        // Decoders probing the streams refuse pictures over the limit instead of allocating them.
-        var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
-        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
-        let infoCode = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
-        for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
-        if infoCode < 0 {
-            var c: UnsafeMutablePointer<AVFormatContext>? = opened
-            avformat_close_input(&c)
-            if lf_interrupt_expired(interruptFlag) != 0 {
-                interruptFlag.deallocate()
-                throw .inputUnreadable(url, reason: "it did not open within \(3 * micros / 1_000_000) s (3 × --io-timeout)")
-            }
-            interruptFlag.deallocate()
-            throw .notMediaFile(url, reason: FFmpegError(code: infoCode, operation: "avformat_find_stream_info").reason)
+        } else {
+            hlsAudio = nil
         }
 
-        formatName = String(cString: opened.pointee.iformat.pointee.name)
+        formatName = hls == nil ? String(cString: opened.pointee.iformat.pointee.name) : "hls"
         let start = opened.pointee.start_time
         startMicroseconds = start != lf_nopts_value() ? start : 0
         startTime = Double(startMicroseconds) / Double(AV_TIME_BASE)
         let d = opened.pointee.duration
-        duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
-        // A live input waits for new segments inside reads; its silence is --stall-timeout's business.
+        if let hls {
+            duration = hls.reader.info.duration
+            isLive = hls.reader.info.isLive
+        } else {
+            duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
+            isLive = false
+        }
         lf_interrupt_arm(interruptFlag, 0)
-        packetDeadline = isNetwork && !(formatName == "hls" && duration == nil) ? 3 * micros : 0
-        bitRate = opened.pointee.bit_rate > 0 ? Int(opened.pointee.bit_rate) : nil
+        // A network file: how long one packet may take (the HLS reader has its own per-segment limits).
+        let c = options.ioTimeout.components
+        let micros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
+        packetDeadline = isNetwork && hls == nil ? 3 * micros : 0
+        if let variant = hls?.reader.info.variant {
+            bitRate = variant.averageBandwidth ?? variant.bandwidth
+        } else {
+            bitRate = opened.pointee.bit_rate > 0 ? Int(opened.pointee.bit_rate) : nil
+        }
 
-        // A master playlist shows up as one program per variant: choose one, discard the rest.
-        let (variant, wanted) = Self.chooseVariant(opened, options.variant)
-        chosenVariant = variant
+        // A multi-program input (an MPEG-TS with several programs): choose one, discard the rest.
+        // An HLS master's variant was chosen by the reader.
+        let (variant, wanted) = hls == nil ? Self.chooseVariant(opened, options.variant) : (nil, nil)
+        chosenVariant = hls.flatMap { input in
+            input.reader.info.variant.map { v in
+                VariantInfo(index: input.reader.info.variantIndex ?? 0, count: input.reader.info.variantCount,
+                            bandwidth: v.bandwidth, size: v.resolution.map { FrameSize(width: $0.width, height: $0.height) })
+            }
+        } ?? variant
         if let wanted {
             for i in 0..<Int(opened.pointee.nb_streams) where !wanted.contains(i) {
                 opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
@@ -167,20 +162,34 @@ public final class Demuxer {
             videoStream = s
         }
         guard let videoStream else {
-            var c: UnsafeMutablePointer<AVFormatContext>? = opened
-            avformat_close_input(&c)
+            if hls == nil {
+                var c: UnsafeMutablePointer<AVFormatContext>? = opened
+                avformat_close_input(&c)
+            }
             interruptFlag.deallocate()
             throw .noVideoStream(url)
         }
         video = VideoStreamInfo(stream: videoStream)
         if video.size.width * video.size.height > options.maxPixels || video.size.width > 16384 || video.size.height > 16384 {
-            var c: UnsafeMutablePointer<AVFormatContext>? = opened
-            avformat_close_input(&c)
+            if hls == nil {
+                var c: UnsafeMutablePointer<AVFormatContext>? = opened
+                avformat_close_input(&c)
+            }
             interruptFlag.deallocate()
             throw .inputTooLarge(url, reason: "its video is \(video.size), over the limit of \(options.maxPixels) pixels")
         }
         self.maxPixels = options.maxPixels
-        if audioIndex >= 0, let s = opened.pointee.streams[Int(audioIndex)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
+        if let rendition = hlsAudio?.first {
+            // The audio rendition's stream stands in for any audio muxed with the video.
+            let inner = av_find_best_stream(rendition, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+            if inner >= 0, let s = rendition.pointee.streams[Int(inner)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
+                var info = AudioStreamInfo(stream: s)
+                info.index = audioIndexBase + Int(inner)
+                audio = info
+            } else {
+                audio = nil
+            }
+        } else if audioIndex >= 0, let s = opened.pointee.streams[Int(audioIndex)], s.pointee.codecpar.pointee.ch_layout.nb_channels > 0 {
             audio = AudioStreamInfo(stream: s)
         } else {
             audio = nil
@@ -227,25 +236,34 @@ public final class Demuxer {
     }
 
     deinit {
-        var c: UnsafeMutablePointer<AVFormatContext>? = context
-        avformat_close_input(&c)
+        if hls == nil {
+            var c: UnsafeMutablePointer<AVFormatContext>? = context
+            avformat_close_input(&c)
+        }
         interruptFlag.deallocate()
     }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
-        context.pointee.streams[index]!
+        if let rendition = hlsAudio?.first, index >= audioIndexBase { return rendition.pointee.streams[index - audioIndexBase]! }
+        return context.pointee.streams[index]!
     }
 
     /// Makes every blocking read return promptly (from any thread).
     public func interrupt() {
         // A plain store of an aligned Int32 is atomic on every platform Swift runs on.
         interruptFlag.pointee.stop = 1
+        hls?.reader.stop()
+        hlsAudio?.reader.stop()
     }
 
     public enum ReadResult { case packet, endOfFile }
 
     /// Reads the next packet of the video or audio stream into `packet`.
     public func read(into packet: Packet) throws(FFmpegError) -> ReadResult {
+        if let hls {
+            if hlsAudio != nil { return try readWithRendition(into: packet) }
+            return try hls.read(into: packet, video: video.index, audio: audio?.index) ? .packet : .endOfFile
+        }
         while true {
             packet.unref()
             if packetDeadline > 0 { lf_interrupt_arm(interruptFlag, packetDeadline) }
@@ -266,6 +284,45 @@ public final class Demuxer {
 }
 
 extension Demuxer {
+    /// The next packet of an HLS input whose audio is a rendition of its own: the video's and the
+    /// rendition's packets merged in time order (both renditions share one timeline).
+    private func readWithRendition(into packet: Packet) throws(FFmpegError) -> ReadResult {
+        guard let hls, let hlsAudio, let audio else { return .endOfFile }
+        if aheadMain == nil && !mainEnded {
+            let p = Packet()
+            if try hls.read(into: p, video: video.index, audio: nil) { aheadMain = p } else { mainEnded = true }
+        }
+        if aheadAudio == nil && !audioEnded {
+            let p = Packet()
+            if try hlsAudio.read(into: p, video: -1, audio: audio.index - audioIndexBase) {
+                p.pointer.pointee.stream_index = Int32(audio.index)
+                aheadAudio = p
+            } else {
+                audioEnded = true
+            }
+        }
+        func micros(_ p: Packet?, _ timeBase: Rational) -> Int64? {
+            guard let p else { return nil }
+            let ts = p.pointer.pointee.dts != lf_nopts_value() ? p.pointer.pointee.dts : p.pointer.pointee.pts
+            if ts == lf_nopts_value() { return .min }
+            return av_rescale_q(ts, AVRational(num: Int32(timeBase.numerator), den: Int32(timeBase.denominator)),
+                                AVRational(num: 1, den: AV_TIME_BASE))
+        }
+        let m = micros(aheadMain, video.timeBase), a = micros(aheadAudio, audio.timeBase)
+        let takeAudio: Bool
+        switch (m, a) {
+        case (nil, nil): return .endOfFile
+        case (nil, _): takeAudio = true
+        case (_, nil): takeAudio = false
+        case let (m?, a?): takeAudio = a < m
+        }
+        let chosen = takeAudio ? aheadAudio! : aheadMain!
+        packet.unref()
+        av_packet_move_ref(packet.pointer, chosen.pointer)
+        if takeAudio { aheadAudio = nil } else { aheadMain = nil }
+        return .packet
+    }
+
     /// Moves reading to the keyframe at or before `seconds` (relative to the start), for snapshots.
     public func seek(to seconds: Double) throws(MediaError) {
         let target = Int64(((startTime + max(0, seconds)) * Double(AV_TIME_BASE)).rounded())
@@ -297,52 +354,5 @@ extension Demuxer {
             if packet.streamIndex == scan.video.index { bytes += packet.size }
         }
         return Int(Double(bytes) * 8 / duration)
-    }
-}
-
-extension Demuxer {
-    /// Checks a master playlist before FFmpeg's HLS reader opens it:
-    /// - one that lists itself as a variant sends that reader into a loop of fetches: refused;
-    /// - the variant that will be played is fetched once, within `--io-timeout`. A variant that never
-    ///   answers would otherwise cost the reader's retries (30–40 s at the default 10 s), and its
-    ///   error would not say which URL it was.
-    static func checkMasterPlaylist(_ url: String, options: InputOptions) throws(MediaError) {
-        guard let text = try? fetchText(url, timeout: options.ioTimeout, maxBytes: 4 << 20),
-              case let .master(master)? = try? PlaylistParser.parse(text) else { return }
-        let base = url.contains("://") ? (URL(string: url) ?? URL(fileURLWithPath: url)) : URL(fileURLWithPath: url)
-        func normalized(_ u: URL) -> String { u.standardized.absoluteString }
-        let me = normalized(base)
-        for variant in master.variants {
-            guard let resolved = URL(string: variant.uri, relativeTo: base) else { continue }
-            if normalized(resolved.absoluteURL) == me {
-                throw .notMediaFile(url, reason: "the master playlist lists itself as a variant (line \(variant.line))")
-            }
-        }
-        guard let chosen = chosenVariant(master.variants, options.variant),
-              let resolved = URL(string: chosen.uri, relativeTo: base)?.absoluteURL else { return }
-        let variantURL = resolved.isFileURL ? resolved.path : resolved.absoluteString
-        guard variantURL.contains("://") else { return }
-        do {
-            _ = try fetchText(variantURL, timeout: options.ioTimeout, maxBytes: 4 << 20)
-        } catch {
-            if case .inputNotFound = error { throw .inputNotFound(variantURL) }
-            let seconds = options.ioTimeout.components.seconds
-            var why = error.description
-            if case let .inputUnreadable(_, reason) = error { why = reason }
-            throw .inputUnreadable(variantURL, reason: "the variant of \(url) chosen to play (\(options.variant)) did not answer within "
-                                   + "\(seconds) s (--io-timeout): \(why)")
-        }
-    }
-
-    /// The variant `choice` picks, ranked as `chooseVariant` ranks FFmpeg's programs (bandwidth, else pixels).
-    static func chosenVariant(_ variants: [VariantStream], _ choice: VariantChoice) -> VariantStream? {
-        func rank(_ v: VariantStream) -> Int { v.bandwidth > 0 ? v.bandwidth : (v.resolution.map { $0.width * $0.height } ?? 0) }
-        switch choice {
-        case .highest: return variants.max { rank($0) < rank($1) }
-        case .lowest: return variants.min { rank($0) < rank($1) }
-        case let .index(n): return n < variants.count ? variants[n] : variants.last
-        case let .maxBandwidth(b):
-            return variants.filter { $0.bandwidth <= b }.max { rank($0) < rank($1) } ?? variants.min { rank($0) < rank($1) }
-        }
     }
 }

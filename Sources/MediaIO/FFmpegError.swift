@@ -74,6 +74,6 @@ public enum FFmpegLog {
         while lf_log_next(&buffer, Int32(buffer.count)) != 0 {
             lines.append(String(cString: buffer))
         }
-        return lines
+        return lines + InputWarnings.drain()
     }
 }

@@ -48,21 +48,3 @@ public func fetchText(_ url: String, timeout: Duration, maxBytes: Int) throws(Me
     }
     return text
 }
-
-/// EXT-X-TARGETDURATION of an HLS playlist (of its first variant, for a master), if it can be read:
-/// what a live input's default stall timeout is made from. Blocking I/O: call it where the job
-/// opens its input, never from a stage on the cooperative pool.
-public func playlistTargetDuration(_ url: String, options: InputOptions) -> Int? {
-    guard let text = try? fetchText(url, timeout: options.ioTimeout, maxBytes: 4 << 20),
-          let playlist = try? PlaylistParser.parse(text) else { return nil }
-    switch playlist {
-    case let .media(media):
-        return media.targetDuration > 0 ? media.targetDuration : nil
-    case let .master(master):
-        guard let first = master.variants.first, let base = URL(string: url),
-              let variant = URL(string: first.uri, relativeTo: base)?.absoluteString,
-              let text = try? fetchText(variant, timeout: options.ioTimeout, maxBytes: 4 << 20),
-              case let .media(media)? = try? PlaylistParser.parse(text) else { return nil }
-        return media.targetDuration > 0 ? media.targetDuration : nil
-    }
-}

@@ -94,6 +94,11 @@ public final class HLSWriter: PacketSink {
     // Program date time: wall clock at the first segment's start, then media time added.
     private var originWallClock: Date?
     private var originMediaTime = 0.0
+    /// The input's wall-clock time of the picture at a tick, where the input has one (an HLS input's
+    /// EXT-X-PROGRAM-DATE-TIME): segments then carry the source's clock, not ours.
+    public var sourceDate: (@Sendable (Int64) -> Date?)?
+    /// The last segment dated by the source: later ones without a date of their own follow it.
+    private var sourceAnchor: (time: Double, date: Date)?
     private var deletedThrough = -1
     /// The number of the first segment written (a shard of a split job starts at its place in the whole).
     private let firstSegmentNumber: Int
@@ -300,6 +305,17 @@ public final class HLSWriter: PacketSink {
         return lastSegment.map { min($0, segment) } ?? segment
     }
 
+    /// A segment's EXT-X-PROGRAM-DATE-TIME: the source's clock for the picture at its first tick,
+    /// else (or until the source has one) the wall clock at the first packet plus media time.
+    private func programDate(start: Double, tick: Int64) -> Date? {
+        if let date = sourceDate?(tick) {
+            sourceAnchor = (start, date)
+            return date
+        }
+        if let anchor = sourceAnchor { return anchor.date.addingTimeInterval(start - anchor.time) }
+        return originWallClock.map { $0.addingTimeInterval(start - originMediaTime) }
+    }
+
     /// Cuts before a keyframe whose tick the schedule puts in a later segment than the open one.
     private func cutIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
         guard let start = segmentStart else {
@@ -351,7 +367,7 @@ public final class HLSWriter: PacketSink {
         }
         totalBytes += Int64(bytes)
         let start = segmentStart ?? 0
-        let date = options.playlistType == .vod ? nil : originWallClock.map { $0.addingTimeInterval(start - originMediaTime) }
+        let date = options.playlistType == .vod ? nil : programDate(start: start, tick: segmentStartTick)
         segments.append(HLSSegmentRecord(sequence: sequence, uri: name, startTime: start, duration: max(0, duration),
                                          bytes: bytes, startsWithKeyframe: segmentStartsWithKeyframe, programDateTime: date,
                                          startTick: segmentStartTick))

@@ -306,7 +306,9 @@ final class FilterStage: @unchecked Sendable {
 
     private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
         if control != nil || chainVaries { lastFrame = frame }
-        if path == .passthrough {
+        // A picture the stream changed to (another size or format mid-stream: a discontinuity, a
+        // publisher's new settings) is scaled on the RGB path, as a chain's pictures would be.
+        if path == .passthrough, PlanarFrameFilter.accepts(frame, size: plan.input.video.size) {
             took(.passthrough, at: pts)
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()

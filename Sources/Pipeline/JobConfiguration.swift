@@ -215,6 +215,8 @@ public struct JobSummary: Sendable {
     /// The variant read from a master playlist.
     public var variant: VariantInfo?
     public var inputWasLive = false
+    /// An HLS input: what our reader did (reloads, retries, skipped segments).
+    public var hlsInput: HLSInputStatistics?
     /// Every playlist written (HLS), master first.
     public var outputs: [String] = []
     /// HLS: each media playlist as a master lists it (measured bit rates, size, rate, codecs).

@@ -35,7 +35,7 @@ public struct InputFacts: Sendable {
                   duration: demuxer.duration, videoBitRate: videoBitRate,
                   videoStart: demuxer.start(inTimeBase: demuxer.video.timeBase),
                   audioStart: demuxer.audio.map { demuxer.start(inTimeBase: $0.timeBase) } ?? 0,
-                  targetDuration: needsTarget ? playlistTargetDuration(configuration.input, options: configuration.inputOptions) : nil)
+                  targetDuration: needsTarget ? demuxer.targetDuration : nil)
     }
 }
 

@@ -45,6 +45,8 @@ final class PlanExecution {
     /// Set when a quick stop begins: encoders drain their look-ahead only until then.
     private let stopDeadline = StopDeadline()
     private var summary: JobSummary
+    /// What an HLS input's reader did, read when the run ends.
+    private let inputStatistics: () -> HLSInputStatistics?
 
     init(plan: JobPlan, demuxer: Demuxer, control: ChainControl?, log: Logger,
          report: @escaping (JobProgress) -> Void) throws(MediaError) {
@@ -56,11 +58,15 @@ final class PlanExecution {
                              videoPath: JobSummary.VideoPath(plan.videoPath), audioPath: JobSummary.AudioPath(plan.audio))
         summary.inputWasLive = plan.isLive
         summary.variant = demuxer.chosenVariant
+        inputStatistics = { [demuxer] in demuxer.hlsStatistics }
         let metrics = RunMetrics(dimensions: plan.configuration.metricsLabels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         // Latency is a segment's: measured for HLS outputs (input read → output segment published).
         let arrivals: ArrivalLog? = if case .hls = plan.output { ArrivalLog() } else { nil }
         // Output path checks come before any file is created.
         outputs = try RunOutputs(plan: plan, timing: timing)
+        if let arrivals, let clock = demuxer.sourceClock {
+            outputs.useSourceDates { tick in arrivals.framePts(shownAt: tick).flatMap { clock.date(ofVideoTimestamp: $0) } }
+        }
         outputs.onSegmentPublished { [metrics, arrivals, log] record in
             let latency = arrivals?.latency(ofSegmentStartingAt: record.startTick)
             metrics.segmentPublished(latency: latency)
@@ -150,6 +156,7 @@ final class PlanExecution {
             outputs.discard()
             throw asMediaError(error)
         }
+        summary.hlsInput = inputStatistics()
         summary.outputs = outputs.playlists
         summary.hlsRenditions = outputs.hlsRenditions
         summary.warnings += outputs.lint()

@@ -105,7 +105,7 @@ final class RunMetrics: @unchecked Sendable {
 /// Bounded: the newest 8192 packets.
 final class ArrivalLog: @unchecked Sendable {
     private var entries: [(pts: Int64, uptime: UInt64)] = []
-    private var shown: [(tick: Int64, uptime: UInt64)] = []
+    private var shown: [(tick: Int64, uptime: UInt64, pts: Int64)] = []
     private let lock = NSLock()
     private let capacity = 8192
 
@@ -121,8 +121,14 @@ final class ArrivalLog: @unchecked Sendable {
     func shown(tick: Int64, framePts: Int64) {
         lock.lock(); defer { lock.unlock() }
         guard let arrival = entries.last(where: { $0.pts == framePts })?.uptime else { return }
-        shown.append((tick, arrival))
+        shown.append((tick, arrival, framePts))
         if shown.count > capacity { shown.removeFirst(shown.count - capacity / 2) }
+    }
+
+    /// The pts of the frame shown at `tick` (or the last tick before it that was logged).
+    func framePts(shownAt tick: Int64) -> Int64? {
+        lock.lock(); defer { lock.unlock() }
+        return shown.last(where: { $0.tick <= tick })?.pts
     }
 
     /// The latency of an output segment starting at `tick`, published now.

@@ -19,6 +19,13 @@ final class RunOutputs: @unchecked Sendable {
     func onSegmentPublished(_ body: @escaping @Sendable (HLSSegmentRecord) -> Void) {
         for (writer, _) in hls { writer.onSegmentPublished = body }
     }
+
+    /// The input's wall-clock time of the picture a tick shows (an HLS input's program date-time),
+    /// for every playlist's EXT-X-PROGRAM-DATE-TIME.
+    func useSourceDates(_ date: @escaping @Sendable (Int64) -> Date?) {
+        for (writer, _) in hls { writer.sourceDate = date }
+        audioWriter?.writer.sourceDate = date
+    }
     private let audioWriter: (writer: HLSWriter, uri: String)?
     private let master: MasterPlaylistWriter?
 

@@ -1,3 +1,4 @@
+import HLS
 import ArgumentParser
 import MediaIO
 import Pipeline

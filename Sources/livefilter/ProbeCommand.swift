@@ -1,3 +1,4 @@
+import HLS
 import ArgumentParser
 import Foundation
 import MediaIO

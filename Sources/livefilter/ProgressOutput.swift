@@ -141,7 +141,7 @@ final class JSONProgressWriter {
 
 extension Double {
     func rounded(to places: Int) -> Double {
-        let f = pow(10, Double(places))
+        let f = Foundation.pow(10, Double(places))
         return (self * f).rounded() / f
     }
 }

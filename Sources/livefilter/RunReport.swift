@@ -33,6 +33,24 @@ struct RunReport: Encodable {
     var ticks: Ticks?
     /// Live chain changes (`--control`), each with the first tick it filtered.
     var chainChanges: [ChainChange]?
+    /// An HLS input: what the reader did.
+    var hlsInput: HLSInputReport?
+
+    struct HLSInputReport: Encodable {
+        var playlistReloads: Int
+        var blockingReloads: Int
+        var reloadFailures: Int
+        var segmentsRead: Int
+        var partsRead: Int
+        var segmentRetries: Int
+        var segmentsSkipped: Int
+        var gapsSkipped: Int
+        var restarts: Int
+        var bytesRead: Int
+        /// How late a scheduled reload found each new segment, at most (seconds), p50 and p95.
+        var reloadDelayP50: Double?
+        var reloadDelayP95: Double?
+    }
 
     struct PathInterval: Encodable {
         var fromTick: Int64
@@ -86,6 +104,13 @@ struct RunReport: Encodable {
         filterMilliseconds = StageReport.perFrame(s.filterPasses, filtered: s.framesFiltered)
         chainChanges = job.chainControl == nil ? nil
             : s.chainChanges.map { ChainChange(tick: $0.tick, seconds: $0.seconds.rounded(to: 4), chain: $0.chain) }
+        hlsInput = s.hlsInput.map {
+            HLSInputReport(playlistReloads: $0.playlistReloads, blockingReloads: $0.blockingReloads, reloadFailures: $0.reloadFailures,
+                           segmentsRead: $0.segmentsRead, partsRead: $0.partsRead, segmentRetries: $0.segmentRetries,
+                           segmentsSkipped: $0.segmentsSkipped, gapsSkipped: $0.gapsSkipped, restarts: $0.restarts,
+                           bytesRead: $0.bytesRead, reloadDelayP50: $0.discoveryDelayP50?.rounded(to: 3),
+                           reloadDelayP95: $0.discoveryDelayP95?.rounded(to: 3))
+        }
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   caughtUpAfter: $0.caughtUpAfter?.secondsValue.rounded(to: 3),

@@ -1,0 +1,85 @@
+import Foundation
+import HLS
+
+extension HLSReader {
+    /// Keeps the live media playlist current until it ends (EXT-X-ENDLIST) or the reader stops:
+    /// with blocking reload when the server offers it (`_HLS_msn`/`_HLS_part` for what comes next,
+    /// asked again the moment an answer arrives), else on `ReloadSchedule`'s times.
+    func watchPlaylist() async {
+        let target = timing(Double(max(1, initial.targetDuration)))
+        var schedule = ReloadSchedule(targetDuration: target)
+        var playlist = initial
+        schedule.loaded(at: initialLoad, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [])
+        var failures = 0
+        while !Task.isCancelled && !playlist.endList {
+            let directives = Self.nextDirectives(after: playlist)
+            if directives == nil, let next = schedule.nextLoad() {
+                try? await Task.sleep(until: next, clock: .continuous)
+                if Task.isCancelled { return }
+            }
+            let started = ContinuousClock.now
+            let url = directives.flatMap { $0.url(for: info.playlistURL) } ?? info.playlistURL
+            // A blocking request is held until what it asks for exists: up to three target durations (then 503).
+            let hold = directives == nil ? nil : target * 3
+            let loaded: MediaPlaylist
+            do {
+                let (bytes, _) = try await fetcher.data(url, maxBytes: 8 << 20, headTimeout: hold)
+                guard let text = String(validating: bytes, as: UTF8.self),
+                      case let .media(media) = try PlaylistParser.parse(text) else {
+                    throw FetchError(kind: .transport("the reloaded playlist is not a media playlist"), url: url.absoluteString)
+                }
+                loaded = media.skip == nil ? media : try playlist.applying(delta: media)
+            } catch {
+                if Task.isCancelled { return }
+                statistics.reloadFailed()
+                failures += 1
+                // One line for a run of failures; the stall timeout decides when the input has gone.
+                if failures == 1 { options.warn("reloading the playlist \(info.playlistURL.absoluteString) failed (\(error)); retrying") }
+                let backoff = Duration.milliseconds(min(2_000, 100 << min(failures, 5)))
+                try? await Task.sleep(for: directives == nil ? max(backoff, target / 2) : backoff)
+                continue
+            }
+            if failures > 0 { options.warn("the playlist \(info.playlistURL.absoluteString) answers again after \(failures) failed reloads") }
+            failures = 0
+            statistics.reloaded(blocking: directives != nil)
+            let newSegments = Self.segmentsAdded(from: playlist, to: loaded)
+            schedule.loaded(at: started, newSegments: newSegments.map { timing($0.duration) })
+            if directives == nil, !newSegments.isEmpty, let bound = schedule.discoveryBound(loadStart: started) {
+                statistics.discovered(after: bound)
+            }
+            playlist = loaded
+            latest.publish(loaded)
+        }
+    }
+
+    /// What a blocking reload asks for next: the part after the last (LL-HLS), else the segment
+    /// after the last; nil when the server does not block.
+    static func nextDirectives(after playlist: MediaPlaylist) -> DeliveryDirectives? {
+        guard playlist.serverControl?.canBlockReload == true, !playlist.endList else { return nil }
+        if playlist.partTarget != nil, let last = playlist.lastPart {
+            // The part after a completed segment's last is the next segment's first.
+            if playlist.segmentInProgress == nil && last.mediaSequenceNumber == playlist.nextMediaSequenceNumber - 1 {
+                return DeliveryDirectives(mediaSequenceNumber: playlist.nextMediaSequenceNumber, partIndex: 0)
+            }
+            return DeliveryDirectives(mediaSequenceNumber: last.mediaSequenceNumber, partIndex: last.partIndex + 1)
+        }
+        return DeliveryDirectives(mediaSequenceNumber: playlist.nextMediaSequenceNumber)
+    }
+
+    /// The segments of `new` after the last one of `old` (all of them after a restart that went back).
+    static func segmentsAdded(from old: MediaPlaylist, to new: MediaPlaylist) -> [MediaSegment] {
+        let oldNext = old.nextMediaSequenceNumber
+        if new.nextMediaSequenceNumber < oldNext { return new.segments }
+        let firstNew = max(0, oldNext - new.mediaSequenceNumber(ofSegmentAt: 0))
+        return firstNew < new.segments.count ? Array(new.segments[firstNew...]) : []
+    }
+}
+
+extension ReloadSchedule {
+    /// How late a load that began at `loadStart` found the newest segment, at most (seconds).
+    func discoveryBound(loadStart: Instant) -> Double? {
+        guard let earliest else { return nil }
+        let d = loadStart - earliest
+        return Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,126 @@
+/// When to load a live playlist again, without blocking reload.
+///
+/// RFC 8216 §6.3.4 sets the floor: after a load that found the playlist changed, wait at least the
+/// target duration from when that load began; after one that found it unchanged, at least half of it.
+/// Waiting just the floor keeps whatever phase the first load happened to have against the origin's
+/// publications: up to a whole segment late for ever (the sawtooth FFmpeg's reader shows). So within
+/// the floor, the next load is aimed just after the next segment is due.
+///
+/// A segment is due a segment duration after the previous one was published, and the newest one's
+/// publication lies in an interval: after the last load that did not see it, at or before the
+/// first that did. Each load narrows the interval. While it is wide, the schedule lets one segment
+/// go by and aims at the middle of the next one's interval (a later load sees both); once narrow, it
+/// aims at the end of the interval plus a small margin, so every segment is seen within about the
+/// width of the interval plus the margin of its publication.
+public struct ReloadSchedule: Sendable {
+    public typealias Instant = ContinuousClock.Instant
+    public let targetDuration: Duration
+    /// Added to the predicted publication: the origin's jitter and the request's own time.
+    public var margin: Duration = .milliseconds(40)
+    /// A segment due this much before the floor is loaded at the floor; later than that, the
+    /// schedule lets it go by to get back in phase.
+    public var rephaseAfter: Duration = .milliseconds(150)
+    /// An interval wider than this is narrowed first (at the cost of one segment's delay).
+    public var lockWidth: Duration = .milliseconds(200)
+
+    /// When the newest segment seen was published: after `earliest`, at or before `latest`.
+    private(set) var earliest: Instant?
+    private(set) var latest: Instant?
+    /// Recent segment durations: the next one is predicted no shorter than the longest of them.
+    private var durations: [Duration] = []
+    private var lastLoad: (start: Instant, changed: Bool)?
+
+    public init(targetDuration: Duration) {
+        self.targetDuration = targetDuration
+    }
+
+    /// The next segment's duration, as predicted.
+    private var predictedDuration: Duration { durations.max() ?? targetDuration }
+
+    /// Records a load that began at `start`. `newSegments` are the durations of the segments it found
+    /// that the previous load did not list, oldest first (empty: unchanged).
+    public mutating func loaded(at start: Instant, newSegments: [Duration]) {
+        defer { lastLoad = (start, !newSegments.isEmpty) }
+        guard !newSegments.isEmpty else {
+            // The next segment was not out when this load began.
+            pendingNotBefore = start
+            return
+        }
+        let jitter = Duration.milliseconds(20)
+        var low: Instant, high = start
+        if let previous = lastLoad, let earliest, let latest {
+            // The newest came out the new segments' durations after the previous newest, and after
+            // the last load that did not list it.
+            // The origin's jitter is not carried from one segment to the next (it would widen the
+            // interval for ever); `margin` absorbs it, and a segment later than that is found by
+            // the next load, half a target duration on.
+            let sum = newSegments.reduce(Duration.zero, +)
+            low = max(earliest + sum, pendingNotBefore ?? previous.start, previous.start)
+            high = min(latest + sum, start)
+            if low >= high {
+                // Not when predicted: one late segment keeps the origin's phase (the next is due on
+                // time); a second in a row means the phase moved, and only this load's bounds hold.
+                conflicts += 1
+                if conflicts < 2 {
+                    low = earliest + sum
+                    high = latest + sum
+                } else {
+                    low = max(previous.start, pendingNotBefore ?? previous.start)
+                    high = start
+                    conflicts = 0
+                }
+            } else {
+                conflicts = 0
+            }
+        } else {
+            low = start - (newSegments.last ?? targetDuration)
+        }
+        record(newSegments)
+        // The segment after it was not out when this load began: it came out less than a duration before.
+        low = max(low, start - (durations.max() ?? targetDuration) - jitter)
+        if low >= high { low = high - jitter }
+        earliest = low
+        latest = high
+        pendingNotBefore = nil
+    }
+
+    /// Loads in a row that contradicted the predicted publication.
+    private var conflicts = 0
+    /// The start of the last load that found nothing new, since the newest segment.
+    private var pendingNotBefore: Instant?
+
+    private mutating func record(_ new: [Duration]) {
+        durations.append(contentsOf: new)
+        if durations.count > 4 { durations.removeFirst(durations.count - 4) }
+    }
+
+    /// The earliest instant the RFC allows for the next load.
+    public var floor: Instant? {
+        guard let lastLoad else { return nil }
+        return lastLoad.start + (lastLoad.changed ? targetDuration : targetDuration / 2)
+    }
+
+    /// When to begin the next load.
+    public func nextLoad() -> Instant? {
+        guard let floor, let earliest, let latest else { return floor }
+        let longest = durations.max() ?? targetDuration, shortest = durations.min() ?? targetDuration
+        let narrow = (latest + longest) - max(earliest + shortest, pendingNotBefore ?? earliest + shortest) <= lockWidth
+        // The k-th segment to come is due within (earliest + k × shortest, latest + k × longest]. Aim at
+        // the first one due after the floor: at the end of its interval once the interval is narrow,
+        // at its middle (a probe that narrows it) while it is wide. A segment that comes before the
+        // floor is let go by; the load after sees it together with the next.
+        for k in 1...8 {
+            var low = earliest + shortest * k
+            if k == 1, let notBefore = pendingNotBefore { low = max(low, notBefore) }
+            let high = latest + longest * k
+            // Overdue: the next segment is later than predicted; look again as soon as allowed.
+            if k == 1, high <= low { return floor }
+            let aim = narrow ? high + margin : low + (high - low) / 2
+            if aim >= floor { return aim }
+            // Due a little before the floor (the last load came a few milliseconds after its aim):
+            // load at the floor; letting it go by would cost it a whole segment.
+            if narrow, floor - high <= rephaseAfter { return floor }
+        }
+        return floor
+    }
+}

@@ -1,0 +1,243 @@
+import AsyncHTTPClient
+import Foundation
+import HLS
+import NIOCore
+import NIOHTTP1
+
+/// Why a resource could not be read. `isPermanent` failures are not retried.
+public struct FetchError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case notFound
+        /// Another HTTP status than 2xx (and not 404).
+        case status(Int)
+        /// No progress for the allowed time (headers, or bytes of the body).
+        case timedOut(seconds: Double)
+        case tooLarge(limit: Int)
+        /// The connection failed or closed early.
+        case transport(String)
+        /// A reference the input may not follow (scheme, local file from a network playlist).
+        case refused(String)
+    }
+    public var kind: Kind
+    public var url: String
+
+    public var isPermanent: Bool {
+        switch kind {
+        case .refused, .tooLarge: true
+        case let .status(code): code == 400 || code == 401 || code == 403 || code == 410
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch kind {
+        case .notFound: "\(url): not found (404)"
+        case let .status(code): "\(url): HTTP status \(code)"
+        case let .timedOut(seconds): "\(url): no data for \(HLSNumber.shortest(seconds)) s (--io-timeout)"
+        case let .tooLarge(limit): "\(url): larger than \(limit) bytes"
+        case let .transport(why): "\(url): \(why)"
+        case let .refused(why): "\(url): \(why)"
+        }
+    }
+}
+
+/// Reads playlists, keys and media over HTTP(S) (AsyncHTTPClient: keep-alive connection pools, HTTP/2
+/// where the server offers it, streamed bodies) or from local files, with the input's limits: an idle
+/// timeout (`--io-timeout`), a redirect limit, and which references a playlist may make.
+public final class ResourceFetcher: Sendable {
+    private let client: HTTPClient
+    public let ioTimeout: Duration
+    /// A playlist that came over the network may reference network resources only.
+    private let networkOnly: Bool
+
+    public init(ioTimeout: Duration, maxRedirects: Int, networkOnly: Bool) {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: maxRedirects > 0 ? .follow(max: maxRedirects, allowCycles: false) : .disallow,
+            timeout: .init(connect: .nanoseconds(Int64(ioTimeout / .nanoseconds(1)))))
+        configuration.httpVersion = .automatic
+        // Idle connections stay for the next request (keep-alive); a live input asks every few seconds.
+        configuration.connectionPool = .init(idleTimeout: .seconds(60))
+        // A refused connection fails the request at once; the reader's own retries decide what next.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.ioTimeout = ioTimeout
+        self.networkOnly = networkOnly
+    }
+
+    deinit {
+        // Nothing may be in flight by now; the pool's connections close in the background.
+        try? client.syncShutdown()
+    }
+
+    /// Whether `url` may be read: http(s) always; a local file only for a local playlist.
+    public func check(_ url: URL) throws(FetchError) {
+        switch url.scheme?.lowercased() {
+        case "http", "https": return
+        case "file", nil:
+            if networkOnly { throw FetchError(kind: .refused("a playlist read over the network may not reference local files"), url: url.absoluteString) }
+        default:
+            throw FetchError(kind: .refused("the scheme '\(url.scheme ?? "")' is not supported (http, https or a local file)"), url: url.absoluteString)
+        }
+    }
+
+    /// A whole small resource (a playlist, a key, an initialization section) and the URL it came
+    /// from after redirects (relative references resolve against that one).
+    /// - Parameter headTimeout: how long the server may hold the request before answering (a
+    ///   blocking playlist reload); the body then has the idle timeout.
+    public func data(_ url: URL, range: ByteRange? = nil, maxBytes: Int, headTimeout: Duration? = nil) async throws(FetchError) -> (bytes: [UInt8], url: URL) {
+        let bytes = Mutex<[UInt8]>([])
+        let name = url.absoluteString
+        let final = try await stream(url, range: range, headTimeout: headTimeout) { chunk in
+            try bytes.withLock { (bytes: inout [UInt8]) throws(FetchError) in
+                if bytes.count + chunk.readableBytes > maxBytes { throw FetchError(kind: .tooLarge(limit: maxBytes), url: name) }
+                bytes.append(contentsOf: chunk.readableBytesView)
+            }
+        }
+        return (bytes.withLock { $0 }, final)
+    }
+
+    /// Streams a resource's body to `deliver` as it arrives; returns the URL after redirects.
+    /// - Parameter deadline: the whole body must have arrived by then (a trickling server is an error).
+    @discardableResult
+    public func stream(_ url: URL, range: ByteRange? = nil, headTimeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil,
+                       deliver: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
+        try check(url)
+        if url.isFileURL || url.scheme == nil { return try await readFile(url, range: range, deliver: deliver) }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .GET
+        if let range, let offset = range.offset {
+            request.headers.add(name: "Range", value: "bytes=\(offset)-\(offset + range.length - 1)")
+        }
+        let watchdog = Watchdog(idle: ioTimeout, first: headTimeout.map { $0 + ioTimeout } ?? ioTimeout, deadline: deadline)
+        let name = url.absoluteString
+        let prepared = request
+        do {
+            return try await watchdog.run { () async throws -> URL in
+                let response = try await self.client.execute(prepared, timeout: .hours(24))
+                watchdog.progress()
+                switch response.status.code {
+                case 200..<300: break
+                case 404: throw FetchError(kind: .notFound, url: name)
+                default: throw FetchError(kind: .status(Int(response.status.code)), url: name)
+                }
+                if let type = response.headers.first(name: "content-type"), type.lowercased().hasPrefix("text/html") {
+                    throw FetchError(kind: .transport("the server sent an HTML page (\(type))"), url: name)
+                }
+                // A server that ignores Range sends the whole resource: cut the range out of it.
+                var skip = 0, remaining: Int? = nil
+                if let range, response.status.code != 206 {
+                    skip = range.offset ?? 0
+                    remaining = range.length
+                }
+                for try await var chunk in response.body {
+                    watchdog.progress()
+                    if skip > 0 {
+                        let n = min(skip, chunk.readableBytes)
+                        chunk.moveReaderIndex(forwardBy: n)
+                        skip -= n
+                    }
+                    if let left = remaining, chunk.readableBytes > left { chunk = chunk.getSlice(at: chunk.readerIndex, length: left)! }
+                    if chunk.readableBytes > 0 {
+                        remaining = remaining.map { $0 - chunk.readableBytes }
+                        try await deliver(chunk)
+                    }
+                    if remaining == 0 { break }
+                }
+                if let left = remaining, left != 0 {
+                    throw FetchError(kind: .transport("the resource ends before the byte range does"), url: name)
+                }
+                return response.url ?? url
+            }
+        } catch let error as FetchError {
+            throw error
+        } catch let error as Watchdog.Expired {
+            throw FetchError(kind: .timedOut(seconds: error.seconds), url: name)
+        } catch is CancellationError {
+            throw FetchError(kind: .transport("cancelled"), url: name)
+        } catch let error as HTTPClientError {
+            throw FetchError(kind: .transport(Self.describe(error)), url: name)
+        } catch {
+            throw FetchError(kind: .transport("\(error)"), url: name)
+        }
+    }
+
+    private static func describe(_ error: HTTPClientError) -> String {
+        switch error {
+        case .redirectLimitReached: "too many redirects (--max-redirects)"
+        case .redirectCycleDetected: "a redirect loop"
+        case .remoteConnectionClosed: "the server closed the connection"
+        case .connectTimeout: "the connection timed out (--io-timeout)"
+        default: "\(error)"
+        }
+    }
+
+    private func readFile(_ url: URL, range: ByteRange?, deliver: @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
+        let path = url.isFileURL ? url.path : url.absoluteString
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw FetchError(kind: exists ? .transport("permission denied") : .notFound, url: path)
+        }
+        defer { try? handle.close() }
+        var remaining = range?.length ?? Int.max
+        if let offset = range?.offset {
+            do { try handle.seek(toOffset: UInt64(offset)) } catch { throw FetchError(kind: .transport("cannot seek to \(offset)"), url: path) }
+        }
+        while remaining > 0 {
+            let chunk: Data?
+            do { chunk = try handle.read(upToCount: min(remaining, 256 * 1024)) } catch {
+                throw FetchError(kind: .transport("\(error.localizedDescription)"), url: path)
+            }
+            guard let chunk, !chunk.isEmpty else { break }
+            remaining -= chunk.count
+            do { try await deliver(ByteBuffer(bytes: chunk)) } catch let error as FetchError { throw error } catch {
+                throw FetchError(kind: .transport("\(error)"), url: path)
+            }
+        }
+        if range != nil, remaining > 0 { throw FetchError(kind: .transport("the file ends before the byte range does"), url: path) }
+        return url
+    }
+}
+
+/// Cancels an operation that makes no progress: `first` until the first sign of life, then `idle`
+/// between signs; and, with a `deadline`, at that instant whatever the progress.
+final class Watchdog: Sendable {
+    struct Expired: Error { var seconds: Double }
+    private let idle: Duration
+    private let first: Duration
+    private let deadline: ContinuousClock.Instant?
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(idle: Duration, first: Duration, deadline: ContinuousClock.Instant?) {
+        self.idle = idle
+        self.first = first
+        self.deadline = deadline
+    }
+
+    func progress() { last.withLock { $0 = .now } }
+
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let started = ContinuousClock.now
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                while true {
+                    let seen = self.last.withLock { $0 }
+                    var expiry = seen.map { $0 + self.idle } ?? started + self.first
+                    if let deadline = self.deadline { expiry = min(expiry, deadline) }
+                    if ContinuousClock.now >= expiry {
+                        let limit = seen == nil ? self.first : self.idle
+                        throw Expired(seconds: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+                    }
+                    try await Task.sleep(until: expiry, clock: .continuous)
+                }
+            }
+            defer { group.cancelAll() }
+            while let result = try await group.next() {
+                if let value = result { return value }
+            }
+            throw CancellationError()
+        }
+    }
+}
+
+import Synchronization

@@ -1,0 +1,295 @@
+import CFFmpeg
+import Foundation
+import HLS
+import HLSClient
+
+/// An HLS input read by our client (`HLSReader`), demuxed by FFmpeg: one `AVFormatContext` per run
+/// of the byte source (custom AVIO), its packets mapped onto the first run's streams and time bases,
+/// and, after a discontinuity, shifted so the timeline goes on where the previous run ended.
+/// Owns every context it opens; the first stays open (its streams describe the input) until the end.
+final class HLSInput {
+    let reader: HLSReader
+    let source: HLSByteSource
+    let first: UnsafeMutablePointer<AVFormatContext>
+    private var current: UnsafeMutablePointer<AVFormatContext>
+    private let maxPixels: Int
+    private let interrupt: UnsafeMutablePointer<lf_interrupt_state>
+    /// The current run's stream → the first run's stream index.
+    private var streamMap: [Int: Int] = [:]
+    /// Added to the current run's timestamps, in microseconds.
+    private var offset: Int64 = 0
+    /// The newest end (pts + duration) of a video packet on the output timeline, microseconds.
+    private var newestEnd: Int64 = .min
+    private var timeline: Int
+    /// Extradata to attach to the next packet of a stream (new codec parameters after a discontinuity).
+    private var newExtradata: [Int: [UInt8]] = [:]
+    private var extradata: [Int: [UInt8]] = [:]
+    /// The runs opened, for the report.
+    private(set) var runs = 1
+    /// Each segment's EXT-X-PROGRAM-DATE-TIME at its first video packet.
+    let clock: SourceClock
+    private var lastDatedSegment: Int?
+
+    private static let microseconds = AVRational(num: 1, den: AV_TIME_BASE)
+
+    init(reader: HLSReader, maxPixels: Int, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) {
+        self.reader = reader
+        self.maxPixels = maxPixels
+        self.interrupt = interrupt
+        source = HLSByteSource(reader: reader)
+        let name = reader.info.inputURL
+        guard let header = source.beginRun() else {
+            reader.stop()
+            throw Self.error(for: source.end, url: name, before: true)
+        }
+        timeline = header.discontinuitySequence
+        do {
+            first = try Self.openRun(source, name: name, maxPixels: maxPixels, interrupt: interrupt)
+        } catch {
+            reader.stop()
+            if let end = source.end, case .failed = end { throw Self.error(for: end, url: name, before: true) }
+            throw error
+        }
+        current = first
+        let video = av_find_best_stream(first, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        let timeBase = video >= 0 ? first.pointee.streams[Int(video)]?.pointee.time_base : nil
+        clock = SourceClock(timeBase: timeBase.map(Rational.init) ?? Rational(1, 90_000))
+        for i in 0..<Int(first.pointee.nb_streams) {
+            streamMap[i] = i
+            if let par = first.pointee.streams[i]?.pointee.codecpar { extradata[i] = Self.extradata(par) }
+        }
+    }
+
+    deinit {
+        reader.stop()
+        if current != first { Self.close(current) }
+        Self.close(first)
+    }
+
+    static func error(for end: ByteFeed.End?, url: String, before: Bool) -> MediaError {
+        switch end {
+        case let .failed(error)?:
+            switch error {
+            case let .notFound(u): return .inputNotFound(u)
+            case let .notPlaylist(u, reason): return .notMediaFile(u, reason: reason)
+            case let .unreadable(u, reason): return .inputUnreadable(u, reason: reason)
+            case let .segmentsFailing(u, reason): return .inputUnreadable(u, reason: reason)
+            }
+        case .cancelled?: return .inputUnreadable(url, reason: "reading was stopped")
+        default: return .notMediaFile(url, reason: before ? "the playlist has no media to read" : "the stream ended")
+        }
+    }
+
+    /// Opens a demuxer on the source's current run: custom AVIO, formats limited to what HLS carries
+    /// (a segment probed as a playlist or concat list could make FFmpeg open other URLs).
+    static func openRun(_ source: HLSByteSource, name: String, maxPixels: Int,
+                        interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+        guard var ctx = avformat_alloc_context(), let buffer = av_malloc(1 << 16) else {
+            throw .inputUnreadable(name, reason: "out of memory")
+        }
+        let opaque = Unmanaged.passUnretained(source).toOpaque()
+        guard let pb = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), 1 << 16, 0, opaque, { opaque, buf, size in
+            Unmanaged<HLSByteSource>.fromOpaque(opaque!).takeUnretainedValue().read(buf!, size)
+        }, nil, nil) else {
+            av_free(buffer)
+            throw .inputUnreadable(name, reason: "out of memory")
+        }
+        pb.pointee.seekable = 0
+        ctx.pointee.pb = pb
+        ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        lf_set_interrupt(ctx, interrupt)
+        var dict: OpaquePointer? = nil
+        defer { av_dict_free(&dict) }
+        av_dict_set(&dict, "format_whitelist", "mpegts,mov,aac,mp3,ac3,eac3,flac,h264,hevc", 0)
+        let format = source.header?.initialization != nil ? av_find_input_format("mov") : nil
+        var opened: UnsafeMutablePointer<AVFormatContext>? = ctx
+        let code = avformat_open_input(&opened, name, format, &dict)
+        guard code >= 0, let opened else {
+            // avformat_open_input frees the context on failure, not our AVIO.
+            freeIO(pb)
+            if code == lf_averror_exit() { throw .inputUnreadable(name, reason: "reading was stopped") }
+            throw .notMediaFile(name, reason: "its segments are not media FFmpeg can read: " + FFmpegError(code: code, operation: "opening").reason)
+        }
+        ctx = opened
+        let streamCount = Int(ctx.pointee.nb_streams)
+        var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
+        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(maxPixels), 0) }
+        let info = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(ctx, $0.baseAddress) }
+        for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
+        if info < 0 {
+            close(ctx)
+            throw .notMediaFile(name, reason: FFmpegError(code: info, operation: "avformat_find_stream_info").reason)
+        }
+        return ctx
+    }
+
+    static func close(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
+        let pb = ctx.pointee.pb
+        var c: UnsafeMutablePointer<AVFormatContext>? = ctx
+        avformat_close_input(&c)
+        if let pb { freeIO(pb) }
+    }
+
+    private static func freeIO(_ pb: UnsafeMutablePointer<AVIOContext>) {
+        var io: UnsafeMutablePointer<AVIOContext>? = pb
+        av_freep(&io!.pointee.buffer)
+        avio_context_free(&io)
+    }
+
+    private static func extradata(_ par: UnsafeMutablePointer<AVCodecParameters>) -> [UInt8] {
+        guard let data = par.pointee.extradata, par.pointee.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(par.pointee.extradata_size)))
+    }
+
+    /// The next packet of the input, on the first run's streams and timeline.
+    /// - Returns: false at the end of the input.
+    func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Bool {
+        while true {
+            packet.unref()
+            let code = av_read_frame(current, packet.pointer)
+            if code == lf_averror_eof() || (code < 0 && source.hasNextRun) {
+                if source.hasNextRun {
+                    try nextRun(video: video, audio: audio)
+                    continue
+                }
+                if case let .failed(error)? = source.end {
+                    throw FFmpegError(code: lf_averror(EIO), operation: error.description)
+                }
+                return false
+            }
+            if code == lf_averror_exit() || (code < 0 && source.end.map { if case .cancelled = $0 { true } else { false } } == true) {
+                throw FFmpegError(code: lf_averror_exit(), operation: "reading \(reader.info.inputURL)")
+            }
+            try check(code, "reading \(reader.info.inputURL)")
+            guard let outer = streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
+            if current != first { remap(packet, to: outer) }
+            fillTimestamps(packet, stream: outer)
+            // The video's end is the timeline's (an audio rendition read alone: the audio's).
+            if outer == (video >= 0 ? video : audio), let tb = first.pointee.streams[outer]?.pointee.time_base {
+                let ts = packet.pointer.pointee.pts != lf_nopts_value() ? packet.pointer.pointee.pts : packet.pointer.pointee.dts
+                if ts != lf_nopts_value() {
+                    let end = av_rescale_q(ts + max(0, packet.pointer.pointee.duration), tb, Self.microseconds)
+                    newestEnd = max(newestEnd, end)
+                    // The first picture of each segment dates the segment's pictures.
+                    let position = packet.pointer.pointee.pos
+                    if position >= 0, let segment = source.segment(at: position), segment.sequenceNumber != lastDatedSegment {
+                        lastDatedSegment = segment.sequenceNumber
+                        if let date = segment.programDateTime { clock.record(pts: ts, date: date) }
+                    }
+                }
+            }
+            return true
+        }
+    }
+
+    /// Where each stream's last packet ended (its time base): the next one's time when it has none.
+    private var streamEnds: [Int: Int64] = [:]
+
+    /// Gives a packet without timestamps the end of the one before: an ADTS parser splitting a PES
+    /// of several AAC frames leaves all but the first undated when the stream was probed from memory.
+    private func fillTimestamps(_ packet: Packet, stream: Int) {
+        let p = packet.pointer
+        if p.pointee.pts == lf_nopts_value() && p.pointee.dts == lf_nopts_value(), let end = streamEnds[stream] {
+            p.pointee.pts = end
+            p.pointee.dts = end
+        }
+        if p.pointee.duration <= 0, let st = first.pointee.streams[stream], let par = st.pointee.codecpar,
+           par.pointee.codec_type == AVMEDIA_TYPE_AUDIO, par.pointee.sample_rate > 0 {
+            // An audio frame's duration from its sample count.
+            let samples = av_get_audio_frame_duration2(par, p.pointee.size)
+            if samples > 0 {
+                p.pointee.duration = av_rescale_q(Int64(samples), AVRational(num: 1, den: par.pointee.sample_rate), st.pointee.time_base)
+            }
+        }
+        let ts = p.pointee.pts != lf_nopts_value() ? p.pointee.pts : p.pointee.dts
+        if ts != lf_nopts_value(), p.pointee.duration > 0 { streamEnds[stream] = ts + p.pointee.duration }
+    }
+
+    /// Moves a packet of a later run onto the first run's stream, time base and timeline.
+    private func remap(_ packet: Packet, to outer: Int) {
+        let p = packet.pointer
+        let inner = current.pointee.streams[Int(p.pointee.stream_index)]!.pointee.time_base
+        let tb = first.pointee.streams[outer]!.pointee.time_base
+        av_packet_rescale_ts(p, inner, tb)
+        let shift = av_rescale_q(offset, Self.microseconds, tb)
+        if p.pointee.pts != lf_nopts_value() { p.pointee.pts += shift }
+        if p.pointee.dts != lf_nopts_value() { p.pointee.dts += shift }
+        p.pointee.stream_index = Int32(outer)
+        if let data = newExtradata.removeValue(forKey: outer), let side = av_packet_new_side_data(p, AV_PKT_DATA_NEW_EXTRADATA, data.count) {
+            data.withUnsafeBufferPointer { side.update(from: $0.baseAddress!, count: data.count) }
+        }
+    }
+
+    /// Opens the demuxer on the next run and maps its streams; after a discontinuity its timeline
+    /// continues from the newest end seen.
+    private func nextRun(video: Int, audio: Int?) throws(FFmpegError) {
+        guard let header = source.beginRun() else { return }
+        let name = reader.info.inputURL
+        let next: UnsafeMutablePointer<AVFormatContext>
+        do {
+            next = try Self.openRun(source, name: name, maxPixels: maxPixels, interrupt: interrupt)
+        } catch {
+            throw FFmpegError(code: lf_averror_invaliddata(), operation: "segment \(header.sequenceNumber) of \(name): \(error)")
+        }
+        if current != first { Self.close(current) }
+        current = next
+        runs += 1
+        streamMap = [:]
+        func match(_ outer: Int?, _ type: AVMediaType) throws(FFmpegError) {
+            guard let outer, outer >= 0, let want = first.pointee.streams[outer]?.pointee.codecpar else { return }
+            let index = av_find_best_stream(next, type, -1, -1, nil, 0)
+            guard index >= 0, let par = next.pointee.streams[Int(index)]?.pointee.codecpar else { return }
+            if par.pointee.codec_id != want.pointee.codec_id {
+                let from = String(cString: avcodec_get_name(want.pointee.codec_id)), to = String(cString: avcodec_get_name(par.pointee.codec_id))
+                throw FFmpegError(code: lf_averror_patchwelcome(),
+                                  operation: "segment \(header.sequenceNumber) of \(name) changes the \(type == AVMEDIA_TYPE_VIDEO ? "video" : "audio") codec from \(from) to \(to), which one run cannot follow")
+            }
+            streamMap[Int(index)] = outer
+            let data = Self.extradata(par)
+            if !data.isEmpty, data != extradata[outer] {
+                extradata[outer] = data
+                newExtradata[outer] = data
+            }
+        }
+        try match(video, AVMEDIA_TYPE_VIDEO)
+        try match(audio, AVMEDIA_TYPE_AUDIO)
+        if header.discontinuitySequence != timeline {
+            // The new timeline's first picture follows the last one; its audio keeps its place beside it.
+            timeline = header.discontinuitySequence
+            var start = next.pointee.start_time
+            if let (inner, _) = streamMap.first(where: { $0.value == (video >= 0 ? video : audio) }), let stream = next.pointee.streams[inner],
+               stream.pointee.start_time != lf_nopts_value() {
+                start = av_rescale_q(stream.pointee.start_time, stream.pointee.time_base, Self.microseconds)
+            }
+            if start != lf_nopts_value(), newestEnd != .min { offset = newestEnd - start }
+        }
+    }
+}
+
+/// An HLS input's wall clock: the EXT-X-PROGRAM-DATE-TIME of each segment at the timestamp of its
+/// first video packet, so any picture's source time can be found (from any thread).
+public final class SourceClock: Sendable {
+    private let entries = Mutex<[(pts: Int64, date: Date)]>([])
+    private let timeBase: Rational
+
+    init(timeBase: Rational) { self.timeBase = timeBase }
+
+    func record(pts: Int64, date: Date) {
+        entries.withLock { list in
+            list.append((pts, date))
+            if list.count > 4096 { list.removeFirst(2048) }
+        }
+    }
+
+    /// The source's wall-clock time of the video picture with timestamp `pts` (the input's time base).
+    public func date(ofVideoTimestamp pts: Int64) -> Date? {
+        entries.withLock { list in
+            guard let anchor = list.last(where: { $0.pts <= pts }) else { return nil }
+            let seconds = Double(pts - anchor.pts) * Double(timeBase.numerator) / Double(timeBase.denominator)
+            // Further than a few minutes from its segment's date, a date would be a guess.
+            return seconds < 600 ? anchor.date.addingTimeInterval(seconds) : nil
+        }
+    }
+}
+
+import Synchronization
