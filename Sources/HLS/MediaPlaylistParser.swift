@@ -53,7 +53,8 @@ extension PlaylistParser {
                     }
                     let section = MediaInitializationSection(uri: uri, byteRange: range, keys: keys)
                     if playlist.map == nil { playlist.map = section }
-                    currentMap = section == playlist.map ? nil : section
+                    // The same resource again (a discontinuity repeats it) is the playlist's map.
+                    currentMap = section.isSameResource(as: playlist.map) ? nil : section
                 case "#EXTINF":
                     let parts = v.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
                     guard let d = Double(parts[0].trimmingCharacters(in: .whitespaces)) else {

@@ -77,7 +77,7 @@ extension MediaPlaylist {
         // A later map is written where it takes over (after the discontinuity that brings it).
         func mapChange(to segmentMap: MediaInitializationSection?) {
             let wanted = segmentMap ?? map
-            guard let wanted, wanted != currentMap else { return }
+            guard let wanted, !wanted.isSameResource(as: currentMap) else { return }
             mapTag(wanted)
             currentMap = wanted
         }

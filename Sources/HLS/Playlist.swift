@@ -36,6 +36,11 @@ public struct MediaInitializationSection: Sendable, Equatable {
     /// The EXT-X-KEY tags before the EXT-X-MAP: they encrypt the section too (RFC 8216 §4.3.2.4).
     public var keys: [EncryptionKey]
 
+    /// Whether `other` names the same bytes (URI and range; the keys in force aside).
+    public func isSameResource(as other: MediaInitializationSection?) -> Bool {
+        uri == other?.uri && byteRange == other?.byteRange
+    }
+
     public init(uri: String, byteRange: ByteRange? = nil, keys: [EncryptionKey] = []) {
         self.uri = uri
         self.byteRange = byteRange

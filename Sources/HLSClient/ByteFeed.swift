@@ -142,6 +142,8 @@ public final class ByteFeed: @unchecked Sendable {
             return .end(how)
         }
         let item = items[head]
+        // Release the bytes now: a consumed slot stays in the array until it is compacted.
+        items[head] = .segmentEnd(complete: true)
         head += 1
         if head > 1024 { items.removeFirst(head); head = 0 }
         var waiters: [CheckedContinuation<Void, Never>] = []
