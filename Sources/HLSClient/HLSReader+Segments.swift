@@ -256,6 +256,14 @@ extension HLSReader {
         }
     }
 
+    /// How long a failing resource is retried: `--io-timeout`; a 404 (usually for good in a VOD
+    /// stream, while a live origin or its CDN may be a moment behind its playlist) for at most a
+    /// second, or a target duration when live.
+    func retryWindow(for error: FetchError) -> Duration {
+        guard error.kind == .notFound else { return fetcher.ioTimeout }
+        return min(fetcher.ioTimeout, info.isLive ? timing(Double(max(1, info.targetDuration))) : .seconds(1))
+    }
+
     enum FetchOutcome {
         case complete
         case failed(FetchError, attempts: Int, delivered: Int)
@@ -309,7 +317,7 @@ extension HLSReader {
                 let now = ContinuousClock.now
                 firstFailure = firstFailure ?? now
                 let delivered = progress.withLock { $0.delivered }
-                if error.isPermanent || now - firstFailure! >= fetcher.ioTimeout || now >= deadline {
+                if error.isPermanent || now - firstFailure! >= retryWindow(for: error) || now >= deadline {
                     return .failed(error, attempts: attempts, delivered: delivered)
                 }
                 statistics.retried()

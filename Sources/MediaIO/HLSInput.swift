@@ -40,6 +40,10 @@ final class HLSInput {
         let name = reader.info.inputURL
         guard let header = source.beginRun() else {
             reader.stop()
+            let skipped = reader.statistics.snapshot.segmentsSkipped
+            if skipped > 0, case .endOfStream? = source.end {
+                throw .inputUnreadable(name, reason: "none of its segments could be read (\(skipped) skipped; the warnings name them)")
+            }
             throw Self.error(for: source.end, url: name, before: true)
         }
         timeline = header.discontinuitySequence
