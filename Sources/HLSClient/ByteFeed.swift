@@ -155,13 +155,4 @@ public final class ByteFeed: @unchecked Sendable {
         waiters.forEach { $0.resume() }
         return .item(item)
     }
-
-    /// The next item without taking it, blocking like `next()`.
-    public func peek() -> Next {
-        condition.lock()
-        defer { condition.unlock() }
-        while head == items.count && end == nil { condition.wait() }
-        if head == items.count { return .end(end!) }
-        return .item(items[head])
-    }
 }

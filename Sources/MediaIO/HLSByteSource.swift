@@ -108,6 +108,8 @@ final class HLSByteSource {
         header = h
         decryptor = h.aes128.flatMap { AES128CBCDecryptor($0) }
         segmentStarts.append((produced, h))
+        // A live run lasts hours: keep the last few starts (the demuxer reads a few segments behind at most).
+        if segmentStarts.count > 64 { segmentStarts.removeFirst(segmentStarts.count - 32) }
     }
 
     private func append(_ bytes: [UInt8]) {
@@ -158,11 +160,8 @@ final class HLSByteSource {
     }
 
     /// The segment a byte position of the current run belongs to.
+    /// Packets come from near the newest bytes: searched from the end.
     func segment(at position: Int64) -> FeedSegment? {
-        var found: FeedSegment?
-        for start in segmentStarts {
-            if start.position <= position { found = start.header } else { break }
-        }
-        return found
+        segmentStarts.last { $0.position <= position }?.header
     }
 }
