@@ -259,6 +259,13 @@ final class SegmentByteSink {
     private(set) var pending: [UInt8] = []
     /// errno of the first failed write; the muxer only sees a negative return code.
     private(set) var failure: Int32 = 0
+    /// LL-HLS: the bytes of the open part, also kept in memory (nil: parts are not written). A part
+    /// is at most a second of one rendition, so the copy is small; the segment file gets every byte too.
+    private var part: [UInt8]?
+
+    init(keepsParts: Bool = false) {
+        part = keepsParts ? [] : nil
+    }
 
     func receive(_ buffer: UnsafePointer<UInt8>, count: Int) -> Int32 {
         if let file {
@@ -267,6 +274,7 @@ final class SegmentByteSink {
                 if failure == 0 { failure = code }
                 return lf_averror(code)
             }
+            part?.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count))
         } else {
             pending.append(contentsOf: UnsafeBufferPointer(start: buffer, count: count))
         }
@@ -279,6 +287,13 @@ final class SegmentByteSink {
         let held = pending
         pending = []
         try file.write(held)
+        part?.append(contentsOf: held)
+    }
+
+    /// The open part's bytes since the last call (empty without parts).
+    func takePart() -> [UInt8] {
+        defer { if part != nil { part = [] } }
+        return part ?? []
     }
 
     /// Stops writing to the current file and hands it back for commit.

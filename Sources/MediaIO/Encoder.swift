@@ -115,6 +115,7 @@ extension Encoder {
                 av_opt_set(priv, "nal-hrd", "cbr", 0)
             }
             if settings.fixedKeyframeCadence { av_opt_set(priv, "forced-idr", "1", 0) }
+            if settings.lowDelay { params += ["bframes=0", "rc-lookahead=0", "sync-lookahead=0", "sliced-threads=1"] }
             if !params.isEmpty { av_opt_set(priv, "x264-params", params.joined(separator: ":"), 0) }
         }
     }

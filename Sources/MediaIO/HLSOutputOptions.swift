@@ -36,10 +36,15 @@ public struct HLSOutputOptions: Sendable, Equatable {
     public var initSegmentName: String?
     /// A live segment that left the window is deleted only after this many more segments (default `listSize`).
     public var deleteGraceSegments: Int?
+    /// Low-Latency HLS (rfc8216bis): each segment is also published as parts of at most this many
+    /// seconds (EXT-X-PART-INF:PART-TARGET), each its own file, the moment it is complete. Live and
+    /// event playlists only: a VOD playlist is published whole at the end and ignores it (a warning).
+    public var partDuration: Double?
 
     public init(segmentDuration: Double = 4, playlistType: HLSPlaylistKind = .vod, listSize: Int = 6,
                 segmentType: HLSSegmentType = .ts, segmentNamePattern: String? = nil, initSegmentName: String? = nil,
-                deleteGraceSegments: Int? = nil) {
+                deleteGraceSegments: Int? = nil, partDuration: Double? = nil) {
+        self.partDuration = partDuration
         self.segmentDuration = segmentDuration
         self.playlistType = playlistType
         self.listSize = listSize
@@ -61,6 +66,13 @@ public struct HLSOutputOptions: Sendable, Equatable {
             throw .invalidSettings("HLS segment duration \(segmentDuration) s is outside 0.5…60 s")
         }
         guard listSize >= 1 else { throw .invalidSettings("HLS list size must be at least 1 (got \(listSize))") }
+        if let part = partDuration {
+            // Below 0.1 s a part holds two or three frames and the playlist is rewritten faster than
+            // players reload it; a part as long as the segment is no part.
+            guard part.isFinite, part >= 0.1, part <= segmentDuration / 2 else {
+                throw .invalidSettings("HLS part duration \(part) s is outside 0.1 s … half the segment duration (\(segmentDuration / 2) s)")
+            }
+        }
         if let grace = deleteGraceSegments, grace < 0 {
             throw .invalidSettings("HLS delete grace must be 0 or more segments (got \(grace))")
         }

@@ -19,6 +19,22 @@ public struct HLSSegmentRecord: Sendable, Equatable {
     public var programDateTime: Date?
     /// The output tick of the segment's first packet (the cutting stream's time base).
     public var startTick: Int64 = 0
+    /// LL-HLS: the segment's parts, in order (their bytes, concatenated, are the segment's).
+    public var parts: [HLSPartRecord] = []
+}
+
+/// One LL-HLS part as published: its own file, a moof+mdat (fMP4) or TS packets, of one segment.
+public struct HLSPartRecord: Sendable, Equatable {
+    /// File name, relative to the playlist's folder.
+    public var uri: String
+    /// EXT-X-PART DURATION, seconds.
+    public var duration: Double
+    /// Starts with a keyframe (INDEPENDENT=YES).
+    public var independent: Bool
+    public var bytes: Int
+    /// The output tick of its first and last cutting-stream packet.
+    public var firstTick: Int64
+    public var lastTick: Int64
 }
 
 /// What a rendition's segments measure: the bit rates a master playlist states.

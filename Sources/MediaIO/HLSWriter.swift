@@ -48,7 +48,7 @@ public final class HLSWriter: PacketSink {
     public private(set) var frameRate: Rational?
 
     private let muxer: Muxer
-    private let sink = SegmentByteSink()
+    private let sink: SegmentByteSink
     private let folder: String
     private let namePattern: NumberedFileName
     private let initSegmentName: String?
@@ -61,6 +61,15 @@ public final class HLSWriter: PacketSink {
     /// Called on the writer's thread after each segment is published during the run (event and
     /// live playlists), with the segment: for metrics and latency.
     public var onSegmentPublished: (@Sendable (HLSSegmentRecord) -> Void)?
+    /// Called on the writer's thread after each LL-HLS part is published, with the part and its
+    /// segment's media sequence number.
+    public var onPartPublished: (@Sendable (HLSPartRecord, Int) -> Void)?
+    /// Called on the writer's thread with the path of every file it publishes during the run (init
+    /// segment, part, segment, playlist), right after the rename: a server holding blocking playlist
+    /// reloads or a hinted part's request wakes on it.
+    public var onFilePublished: (@Sendable (String) -> Void)?
+    /// A ladder's shared progress, for this playlist's EXT-X-RENDITION-REPORT tags (LL-HLS).
+    public var renditionProgress: HLSRenditionProgress?
     private var segmentStartTick: Int64 = 0
     /// Event and live: the init segment, published at `begin`.
     private var publishedInitSegment: String?
@@ -86,6 +95,19 @@ public final class HLSWriter: PacketSink {
     private var totalBytes: Int64 = 0
     // The open segment.
     private var segmentOpen = false
+    /// The open segment's span on the tick grid and what of it is written (nil before the first packet).
+    private var progress: SegmentProgress?
+    /// The open segment was closed after its last picture: the next cutting packet starts the next one.
+    private var closedAtLastPicture = false
+    /// The cutting stream's keyframes are the schedule's (an encoder the tick stage forces keyframes
+    /// into), so a segment can be closed after its last picture, before the next keyframe arrives.
+    private var keyframesOnSchedule = false
+    /// LL-HLS: ticks per part (nil without parts), the open segment's published parts, the open part.
+    private let partTicks: Int64?
+    private var openParts: [HLSPartRecord] = []
+    private var partStart: (time: Double, keyframe: Bool)?
+    /// Segments whose part files are deleted (they left the playlist a while ago).
+    private var partsDeletedThrough = -1
     private var segmentStart: Double?
     private var segmentStartsWithKeyframe = false
     /// The schedule's segment the open segment belongs to.
@@ -146,6 +168,16 @@ public final class HLSWriter: PacketSink {
             throw .unsupportedOutput(playlistPath, reason: "an HLS playlist name must not contain '%'")
         }
         namePattern = pattern
+        // Parts are for playlists published while they grow; a VOD playlist appears whole at the end.
+        if let part = options.partDuration, options.playlistType != .vod {
+            partTicks = max(1, Int64((part * schedule.grid.rate.doubleValue + 1e-6).rounded(.down)))
+        } else {
+            partTicks = nil
+        }
+        if options.partDuration != nil, options.playlistType == .vod {
+            warnings.append("HLS parts apply to live and event playlists; this VOD playlist is written without them")
+        }
+        sink = SegmentByteSink(keepsParts: partTicks != nil)
         initSegmentName = options.segmentType == .fmp4 ? (options.initSegmentName ?? "\(stem)_init.mp4") : nil
         // The playlist, the first segment and the init segment stand for an earlier output.
         try AtomicFile.checkDestination(playlistPath, overwrite: overwrite)
@@ -165,7 +197,9 @@ public final class HLSWriter: PacketSink {
     public var bytesWritten: Int64 { totalBytes + Int64(sink.file?.byteCount ?? 0) }
 
     public func addStream(from encoder: Encoder) throws(MediaError) -> Int {
-        noteStream(try muxer.addStream(from: encoder))
+        let index = noteStream(try muxer.addStream(from: encoder))
+        if index == cutStream, streams[index].isVideo { keyframesOnSchedule = true }
+        return index
     }
 
     public func addStream(copying index: Int, of demuxer: Demuxer) throws(MediaError) -> Int {
@@ -206,6 +240,7 @@ public final class HLSWriter: PacketSink {
             if publishesDuringRun {
                 try file.commit()
                 publishedInitSegment = path
+                onFilePublished?(path)
             } else {
                 try unpublished.add(file)
             }
@@ -254,12 +289,15 @@ public final class HLSWriter: PacketSink {
             }
             let tick = rescale(pts, from: timeBase.av, to: schedule.grid.timeBase.av)
             try cutIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
+            try cutPartIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
+            progress?.note(tick: tick)
             mediaEnd = max(mediaEnd, end)
         }
         if !segmentOpen { try openSegment() }
         let shift = av_rescale_q(Int64(offset.numerator), AVRational(num: 1, den: Int32(offset.denominator)), timeBase.av)
         packet.shiftTimestamps(by: -shift)
         try muxer.write(packet, toStream: index, timeBase: timeBase)
+        if index == cutStream { try closeIfComplete() }
     }
 
     /// Flushes the last segment, publishes the segments not yet published (VOD) and writes the
@@ -316,16 +354,23 @@ public final class HLSWriter: PacketSink {
         return originWallClock.map { $0.addingTimeInterval(start - originMediaTime) }
     }
 
-    /// Cuts before a keyframe whose tick the schedule puts in a later segment than the open one.
+    /// Cuts before a keyframe whose tick the schedule puts in a later segment than the open one;
+    /// after a segment closed at its last picture, the packet starts the next segment.
     private func cutIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
         guard let start = segmentStart else {
             // First packet of the cutting stream: the timeline starts here.
-            segmentStart = time
-            segmentStartTick = tick
-            segmentStartsWithKeyframe = keyframe
-            currentSegment = segmentOf(tick)
             originWallClock = clock()
             originMediaTime = time
+            startSegment(at: time, tick: tick, keyframe: keyframe)
+            return
+        }
+        if closedAtLastPicture {
+            closedAtLastPicture = false
+            if !keyframe {
+                warnings.append("segment \(firstSegmentNumber + segments.count) does not start with a keyframe "
+                                + "(at \(HLSNumber.decimal(time, places: 3)) s)")
+            }
+            startSegment(at: time, tick: tick, keyframe: keyframe)
             return
         }
         let segment = segmentOf(tick)
@@ -338,13 +383,72 @@ public final class HLSWriter: PacketSink {
         // Everything queued before this keyframe belongs to the segment that ends here.
         try muxer.flush()
         try closeSegment(duration: time - start)
-        segmentStart = time
-        segmentStartTick = tick
-        segmentStartsWithKeyframe = true
-        currentSegment = segment
         // TS: PAT and PMT go out again before the next packet, at the top of the new file.
         muxer.resendHeaders()
+        startSegment(at: time, tick: tick, keyframe: true)
         try openSegment()
+    }
+
+    private func startSegment(at time: Double, tick: Int64, keyframe: Bool) {
+        segmentStart = time
+        segmentStartTick = tick
+        segmentStartsWithKeyframe = keyframe
+        currentSegment = segmentOf(tick)
+        progress = SegmentProgress(firstTick: tick, endTick: schedule.firstTick(ofSegment: currentSegment + 1), partTicks: partTicks)
+        openParts = []
+        partStart = nil
+    }
+
+    /// LL-HLS: closes the open part before a packet past its end, and opens one for the packet.
+    private func cutPartIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
+        guard partTicks != nil, let current = progress, current.startsPart(at: tick) else { return }
+        if partStart != nil {
+            try muxer.flush()
+            try closePart(end: time)
+        }
+        partStart = (time, keyframe)
+        progress?.openPart(at: tick)
+    }
+
+    /// After a cutting-stream packet: a segment whose every picture is written is closed now (live
+    /// and event playlists, keyframes on the schedule), else a part whose every picture is. The audio
+    /// held up to the end goes in first; audio that arrives later starts the next part.
+    private func closeIfComplete() throws(MediaError) {
+        // One packet per tick holds for video; audio parts and segments end at the packet past them.
+        guard let current = progress, let start = segmentStart, segmentOpen, let cut = cutStream, streams[cut].isVideo else { return }
+        if publishesDuringRun, keyframesOnSchedule, current.isComplete {
+            try releaseHeld(before: mediaEnd)
+            try muxer.flush()
+            try closeSegment(duration: mediaEnd - start)
+            muxer.resendHeaders()
+            closedAtLastPicture = true
+        } else if current.isPartComplete {
+            try releaseHeld(before: mediaEnd)
+            try muxer.flush()
+            try closePart(end: mediaEnd)
+        }
+    }
+
+    /// Publishes the open part's bytes as its own file (atomically), then the playlist unless the
+    /// segment closes with it.
+    private func closePart(end: Double, publishingPlaylist: Bool = true) throws(MediaError) {
+        guard let open = partStart, let part = progress?.part else { return }
+        let bytes = sink.takePart()
+        partStart = nil
+        progress?.closePart()
+        guard !bytes.isEmpty else { return }
+        let sequence = firstSegmentNumber + segments.count
+        let name = Self.partName(segment: namePattern.name(sequence), index: openParts.count)
+        let path = folder + "/" + name
+        try AtomicFile.write(bytes, to: path, displayPath: playlistPath)
+        // Microseconds: the playlist states the duration exactly, without binary noise (0.3, not 0.29999…).
+        let duration = (max(0, end - open.time) * 1e6).rounded() / 1e6
+        let record = HLSPartRecord(uri: name, duration: duration, independent: open.keyframe, bytes: bytes.count,
+                                   firstTick: part.firstTick, lastTick: part.lastTick)
+        openParts.append(record)
+        onFilePublished?(path)
+        onPartPublished?(record, sequence)
+        if publishingPlaylist { try publishPlaylist() }
     }
 
     private func openSegment() throws(MediaError) {
@@ -355,6 +459,7 @@ public final class HLSWriter: PacketSink {
     }
 
     private func closeSegment(duration: Double) throws(MediaError) {
+        if partStart != nil { try closePart(end: (segmentStart ?? 0) + duration, publishingPlaylist: false) }
         guard let file = sink.end() else { return }
         segmentOpen = false
         let sequence = firstSegmentNumber + segments.count
@@ -362,6 +467,7 @@ public final class HLSWriter: PacketSink {
         let bytes = file.byteCount
         if publishesDuringRun {
             try file.commit()
+            onFilePublished?(folder + "/" + name)
         } else {
             try unpublished.add(file)
         }
@@ -370,7 +476,8 @@ public final class HLSWriter: PacketSink {
         let date = options.playlistType == .vod ? nil : programDate(start: start, tick: segmentStartTick)
         segments.append(HLSSegmentRecord(sequence: sequence, uri: name, startTime: start, duration: max(0, duration),
                                          bytes: bytes, startsWithKeyframe: segmentStartsWithKeyframe, programDateTime: date,
-                                         startTick: segmentStartTick))
+                                         startTick: segmentStartTick, parts: openParts))
+        openParts = []
         if duration.rounded() > Double(options.targetDuration) {
             warnings.append("segment \(sequence) lasts \(HLSNumber.decimal(duration, places: 3)) s, above the target duration \(options.targetDuration) s")
         }
@@ -379,6 +486,17 @@ public final class HLSWriter: PacketSink {
             onSegmentPublished?(segments[segments.count - 1])
         }
         if options.playlistType == .live { deleteExpiredSegments() }
+        if partTicks != nil { deleteOldParts() }
+    }
+
+    /// Part files go once their segment's parts have long left the playlist (which lists them for
+    /// about three target durations): a player still reading an old playlist finds them.
+    private func deleteOldParts() {
+        let keep = max(6, 3 * Int((Double(options.targetDuration) / options.segmentDuration).rounded(.up)) + 3)
+        while partsDeletedThrough + 1 < segments.count - keep {
+            partsDeletedThrough += 1
+            for part in segments[partsDeletedThrough].parts { unlink(folder + "/" + part.uri) }
+        }
     }
 
     /// Live: a segment leaves the playlist when `listSize` newer ones exist, and its file goes
@@ -395,14 +513,51 @@ public final class HLSWriter: PacketSink {
     private func publishPlaylist(ended: Bool = false) throws(MediaError) {
         if options.playlistType == .vod && !ended { return }
         let listed = options.playlistType == .live ? Array(segments.suffix(options.listSize)) : segments
-        let playlist = MediaPlaylist(
+        var playlist = MediaPlaylist(
             targetDuration: options.targetDuration,
-            mediaSequence: listed.first?.sequence ?? segments.count,
+            mediaSequence: listed.first?.sequence ?? firstSegmentNumber + segments.count,
             playlistType: options.playlistType == .vod ? .vod : options.playlistType == .event ? .event : nil,
             independentSegments: true,
             map: initSegmentName.map { MediaInitializationSection(uri: $0) },
             segments: listed.map { MediaSegment(duration: $0.duration, uri: $0.uri, programDateTime: $0.programDateTime) },
             endList: ended)
+        if partTicks != nil, let partTarget = options.partDuration { addLowLatencyTags(to: &playlist, listed: listed, partTarget: partTarget) }
         try AtomicFile.write(Array(playlist.render(durationDecimals: 3).utf8), to: playlistPath, displayPath: playlistPath)
+        onFilePublished?(playlistPath)
+    }
+
+    /// LL-HLS (rfc8216bis): the parts of the last segments and of the open one, the next part's
+    /// preload hint, what the server honours, and the other renditions' progress.
+    private func addLowLatencyTags(to playlist: inout MediaPlaylist, listed: [HLSSegmentRecord], partTarget: Double) {
+        playlist.partTarget = partTarget
+        // Three part targets of hold-back (the spec's SHOULD); delta updates may skip what is more
+        // than six target durations old (its minimum Skip Boundary).
+        playlist.serverControl = ServerControl(canSkipUntil: Double(6 * options.targetDuration), partHoldBack: 3 * partTarget,
+                                               canBlockReload: true)
+        let open = segmentOpen ? openParts : []
+        let end = (listed.last.map { $0.startTime + $0.duration } ?? segmentStart ?? 0) + open.reduce(0) { $0 + $1.duration }
+        // Parts are listed while they end within three target durations of the playlist's end (§6.2.2).
+        let horizon = end - 3 * Double(options.targetDuration) - 1e-6
+        for (i, record) in listed.enumerated() {
+            guard let first = record.parts.first, record.startTime + first.duration >= horizon else { continue }
+            playlist.segments[i].parts = record.parts.map(\.partialSegment)
+        }
+        let openSequence = firstSegmentNumber + segments.count
+        if !open.isEmpty {
+            playlist.segmentInProgress = SegmentInProgress(parts: open.map(\.partialSegment),
+                                                           programDateTime: segmentStart.map { programDate(start: $0, tick: segmentStartTick) } ?? nil)
+        }
+        let lastPart: (msn: Int, index: Int)? = !open.isEmpty ? (openSequence, open.count - 1)
+            : segments.last.flatMap { $0.parts.isEmpty ? nil : ($0.sequence, $0.parts.count - 1) }
+        if !playlist.endList {
+            // The next part: the open segment's next, or the first of the segment the next packet starts.
+            let next = Self.partName(segment: namePattern.name(openSequence), index: segmentOpen ? open.count : 0)
+            playlist.preloadHints = [PreloadHint(type: .part, uri: next)]
+        }
+        if let progress = renditionProgress {
+            let uri = (playlistPath as NSString).lastPathComponent
+            progress.record(uri, msn: lastPart?.msn ?? max(firstSegmentNumber, openSequence - 1), part: lastPart?.index)
+            playlist.renditionReports = progress.reports(excluding: uri)
+        }
     }
 }

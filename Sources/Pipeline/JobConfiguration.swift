@@ -58,6 +58,11 @@ public struct JobConfiguration: Sendable {
     }
     /// An HLS ladder: one media playlist per rendition plus a master at the output path.
     public var renditions: [Rendition] = []
+    /// Called, on a writer's thread, with the path of every file an HLS output publishes during the
+    /// run (init segment, part, segment, media and master playlist), right after it appears: a
+    /// server in the same process wakes the blocking playlist reloads and hinted-part requests it
+    /// holds. It must return quickly.
+    public var onFilePublished: (@Sendable (String) -> Void)?
     /// Stop after this many seconds of input (the output is finished normally).
     public var maxDuration: Double?
     /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).

@@ -273,6 +273,8 @@ public struct JobPlan: Sendable {
                 // between, and no interval keyframe inside the longest segment the schedule cuts.
                 settings.fixedKeyframeCadence = true
                 settings.keyframeInterval = .frames(Int(segments.longestSegmentTicks))
+                // A part is published when its last picture is encoded: no encoder delay.
+                if options.partDuration != nil, options.playlistType != .vod { settings.lowDelay = true }
                 let playlist = ladder ? (folder.isEmpty ? "" : folder + "/") + "\(stem)_\(size.width)x\(size.height).m3u8"
                                       : configuration.output
                 renditions.append(RenditionPlan(size: size, bitRate: rung.bitRate, encoder: settings, playlistPath: playlist))

@@ -51,6 +51,7 @@ final class RunOutputs: @unchecked Sendable {
                 writers.append((writer, (path as NSString).lastPathComponent))
             }
             hls = writers
+            for (writer, _) in writers { writer.onFilePublished = plan.configuration.onFilePublished }
             master = try masterPath.map { path throws(MediaError) in
                 try MasterPlaylistWriter(path: path, overwrite: overwrite, publishesDuringRun: options.playlistType != .vod)
             }
@@ -61,6 +62,7 @@ final class RunOutputs: @unchecked Sendable {
                 let name = url.deletingPathExtension().lastPathComponent + "_audio.m3u8"
                 let path = url.deletingLastPathComponent().appendingPathComponent(name).path
                 let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite)
+                writer.onFilePublished = plan.configuration.onFilePublished
                 audioWriter = (writer, name)
                 audioRendition = MuxStage(sink: writer, producers: 1, timing: timing)
                 media = writers.map { MuxStage(sink: $0.0, producers: 1, timing: timing) }
@@ -68,6 +70,13 @@ final class RunOutputs: @unchecked Sendable {
                 audioWriter = nil
                 audioRendition = nil
                 media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
+            }
+            // LL-HLS: each media playlist reports how far the ladder's others have got.
+            if masterPath != nil, options.partDuration != nil {
+                let all = writers.map(\.1) + (audioWriter.map { [$0.uri] } ?? [])
+                let progress = HLSRenditionProgress(playlists: all)
+                for (writer, _) in writers { writer.renditionProgress = progress }
+                audioWriter?.writer.renditionProgress = progress
             }
         case let .imageSequence(pattern):
             let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: plan.window?.firstImageNumber ?? 1)

@@ -94,6 +94,10 @@ struct JobOptions: ParsableArguments {
     @Option(help: "HLS output: ts or fmp4 segments.")
     var hlsSegmentType: HLSSegmentType = .ts
 
+    @Option(help: ArgumentHelp("Low-Latency HLS output: publish each segment also as parts of at most this many seconds (0.1 … half of --hls-time; e.g. 0.5), with blocking reload and preload hints for players; live and event playlists.",
+                               discussion: "Serve it with --serve or `livefilter serve`, which answer blocking playlist reloads and hold the hinted part. The encoder then runs without B-frames or look-ahead so a part is out as soon as its last picture is encoded."))
+    var hlsPart: Double?
+
     @Option(help: "HLS ladder rung WxH@RATE, e.g. 1280x720@2800k (repeat for more; a master playlist is written at -o).")
     var rendition: [Rendition] = []
 
@@ -130,6 +134,9 @@ struct JobOptions: ParsableArguments {
         if let maxDuration, !(maxDuration > 0 && maxDuration.isFinite) { throw ValidationError("--max-duration must be positive") }
         if !(hlsTime >= 0.5 && hlsTime <= 60) { throw ValidationError("--hls-time must be between 0.5 and 60 seconds") }
         if !(1...1000).contains(hlsListSize) { throw ValidationError("--hls-list-size must be between 1 and 1000") }
+        if let hlsPart, !(hlsPart >= 0.1 && hlsPart <= hlsTime / 2) {
+            throw ValidationError("--hls-part must be between 0.1 s and half of --hls-time (\(hlsTime / 2) s)")
+        }
         if let align, ![2, 8, 16].contains(align) { throw ValidationError("--align must be 2, 8 or 16") }
     }
 
@@ -157,6 +164,7 @@ struct JobOptions: ParsableArguments {
         config.hls.segmentDuration = hlsTime
         config.hls.listSize = hlsListSize
         config.hls.segmentType = hlsSegmentType
+        config.hls.partDuration = hlsPart
         config.hlsPlaylistType = hlsPlaylist
         config.renditions = rendition
         return config

@@ -81,7 +81,8 @@ enum SyntheticStream {
     /// after every packet. Keyframes are forced every `writer.options.segmentDuration` seconds.
     /// Without `commit`, the writer is left mid-run: the encoder is not flushed, the last segment open.
     static func write(into writer: HLSWriter, seconds: Double, audio: Bool = true, profile: H264Profile? = nil,
-                      preset: EncoderSpeedPreset = .ultrafast, commit: Bool = true, observe: () -> Void = {}) throws {
+                      preset: EncoderSpeedPreset = .ultrafast, lowDelay: Bool = false, commit: Bool = true,
+                      observe: () -> Void = {}, beforeVideoPacket: (Int64) -> Void = { _ in }) throws {
         FFmpegLog.setLevel(.error)
         let frames = Int(seconds * Double(frameRate))
         let keyEvery = Int((writer.options.segmentDuration * Double(frameRate)).rounded())
@@ -90,6 +91,7 @@ enum SyntheticStream {
         settings.keyframeInterval = .frames(keyEvery)
         settings.fixedKeyframeCadence = true
         settings.profile = profile
+        settings.lowDelay = lowDelay
         let color = ColorDescription.bt709
         let encoder = try Encoder.h264(size: size, frameRate: Rational(frameRate, 1), timeBase: Rational(1, frameRate),
                                        color: color, settings: settings, globalHeader: writer.wantsGlobalHeader)
@@ -110,6 +112,7 @@ enum SyntheticStream {
         var audioDone = !audio
         func drain() throws {
             while case let .packet(p) = try encoder.receive() {
+                beforeVideoPacket(p.presentationTimestamp ?? -1)
                 try writer.write(p, toStream: videoIndex, timeBase: encoder.timeBase)
                 observe()
             }
