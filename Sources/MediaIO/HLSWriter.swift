@@ -305,6 +305,19 @@ public final class HLSWriter: PacketSink {
     /// the presentation).
     public func commit() throws(MediaError) {
         guard headerWritten, !finished, !discarded else { return }
+        if closedAtLastPicture, !held.isEmpty {
+            // The last segment ended with its last picture. Audio past it is the encoder's last
+            // frame overhanging the picture (dropped, as a segment of its own would be a blip), or
+            // audio that outlasts the video, which gets a segment of its own.
+            let end = held.map { $0.time + Double(max(0, $0.packet.pointer.pointee.duration)) * $0.timeBase.doubleValue }.max() ?? mediaEnd
+            if end - mediaEnd < 0.1 {
+                held.removeAll()
+            } else {
+                closedAtLastPicture = false
+                startSegment(at: mediaEnd, tick: progress?.endTick ?? segmentStartTick, keyframe: false)
+                mediaEnd = end
+            }
+        }
         try releaseHeld(before: .infinity)
         finished = true
         try muxer.commit()
