@@ -133,6 +133,9 @@ public final class ByteFeed: @unchecked Sendable {
     }
 
     /// The next item, blocking until there is one or the feed ends.
+    /// Nothing is queued and the feed has not ended: `next()` would wait for the network.
+    public var wouldWait: Bool { condition.withLock { head == items.count && end == nil } }
+
     public func next() -> Next {
         condition.lock()
         while head == items.count && end == nil { condition.wait() }

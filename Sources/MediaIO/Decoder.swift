@@ -59,6 +59,12 @@ public final class Decoder {
         _ = avcodec_send_packet(context, nil)
     }
 
+    /// After `sendEndOfStream` and `receive` down to `.endOfStream`: takes packets again, starting
+    /// from a keyframe (references are gone). For a live input drained at each independent segment's end.
+    public func resume() {
+        avcodec_flush_buffers(context)
+    }
+
     public func receive() throws(FFmpegError) -> Output {
         let frame = Frame()
         let code = avcodec_receive_frame(context, frame.pointer)

@@ -40,6 +40,14 @@ public final class Demuxer {
     /// past the main input's (`audioIndexBase` + its own).
     let hlsAudio: HLSInput?
     private let audioIndexBase: Int
+    /// A live HLS input's video ends each independent segment with a packet `isSegmentEnd`, the
+    /// moment its last bytes are read (MPEG-TS would hold its last frames until the next segment),
+    /// so a decoder can drain what it holds (`Decoder.sendEndOfStream`, then `resume`). Only when every
+    /// segment so far began with a keyframe, and not with an audio rendition of its own. Off by default.
+    public var marksSegmentEnds = false {
+        didSet { hls?.pausesAtSegmentEnds = marksSegmentEnds && isLive && hlsAudio == nil }
+    }
+
     /// One packet read ahead from each of `hls` and `hlsAudio`, to hand out in time order.
     private var aheadMain: Packet?, aheadAudio: Packet?
     private var mainEnded = false, audioEnded = false
@@ -262,7 +270,13 @@ public final class Demuxer {
     public func read(into packet: Packet) throws(FFmpegError) -> ReadResult {
         if let hls {
             if hlsAudio != nil { return try readWithRendition(into: packet) }
-            return try hls.read(into: packet, video: video.index, audio: audio?.index) ? .packet : .endOfFile
+            switch try hls.read(into: packet, video: video.index, audio: audio?.index) {
+            case .packet: return .packet
+            case .segmentEnd:
+                packet.makeSegmentEnd(stream: video.index)
+                return .packet
+            case .end: return .endOfFile
+            }
         }
         while true {
             packet.unref()
@@ -290,11 +304,11 @@ extension Demuxer {
         guard let hls, let hlsAudio, let audio else { return .endOfFile }
         if aheadMain == nil && !mainEnded {
             let p = Packet()
-            if try hls.read(into: p, video: video.index, audio: nil) { aheadMain = p } else { mainEnded = true }
+            if try hls.readPacket(into: p, video: video.index, audio: nil) { aheadMain = p } else { mainEnded = true }
         }
         if aheadAudio == nil && !audioEnded {
             let p = Packet()
-            if try hlsAudio.read(into: p, video: -1, audio: audio.index - audioIndexBase) {
+            if try hlsAudio.readPacket(into: p, video: -1, audio: audio.index - audioIndexBase) {
                 p.pointer.pointee.stream_index = Int32(audio.index)
                 aheadAudio = p
             } else {

@@ -63,6 +63,18 @@ public final class Packet: @unchecked Sendable {
     }
 
     public var streamIndex: Int { Int(pointer.pointee.stream_index) }
+
+    /// The mark `Demuxer.read` gives at the end of a live input's independent segment when
+    /// `marksSegmentEnds` is set: no data, the video stream's index, `AV_PKT_FLAG_DISCARD`.
+    public var isSegmentEnd: Bool {
+        pointer.pointee.size == 0 && pointer.pointee.data == nil && pointer.pointee.flags & AV_PKT_FLAG_DISCARD != 0
+    }
+
+    func makeSegmentEnd(stream: Int) {
+        unref()
+        pointer.pointee.stream_index = Int32(stream)
+        pointer.pointee.flags = AV_PKT_FLAG_DISCARD
+    }
     public var size: Int { Int(pointer.pointee.size) }
 
     func unref() { av_packet_unref(pointer) }

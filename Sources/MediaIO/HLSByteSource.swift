@@ -73,6 +73,14 @@ final class HLSByteSource {
     private(set) var segmentStarts: [(position: Int64, header: FeedSegment)] = []
     /// How the feed ended, once it has.
     private(set) var end: ByteFeed.End?
+    /// Whether a segment's end that the network has not yet followed ends the demuxer's reading for
+    /// now (`AVERROR_EOF`, then `pausedAtSegmentEnd`): MPEG-TS holds a stream's last PES (and the
+    /// parser its last frame) until the next bytes come, which on a live input is a segment later.
+    /// At an end of file the demuxer flushes both; the caller then clears the AVIO's EOF and reads on.
+    var pausesAtSegmentEnds = false
+    /// The read that just returned `AVERROR_EOF` did so at a segment's end, not the run's.
+    var pausedAtSegmentEnd = false
+    private var afterSegmentEnd = false
 
     init(reader: HLSReader) {
         self.reader = reader
@@ -132,6 +140,12 @@ final class HLSByteSource {
     func read(_ destination: UnsafeMutablePointer<UInt8>, _ size: Int32) -> Int32 {
         while bufferOffset == buffer.count {
             if runEnded { return lf_averror_eof() }
+            if afterSegmentEnd, pausesAtSegmentEnds, reader.feed.wouldWait {
+                afterSegmentEnd = false
+                pausedAtSegmentEnd = true
+                return lf_averror_eof()
+            }
+            afterSegmentEnd = false
             switch reader.feed.next() {
             case let .item(.segment(h)):
                 if startsRun(h) {
@@ -145,6 +159,7 @@ final class HLSByteSource {
             case let .item(.segmentEnd(complete)):
                 if let decryptor { append(decryptor.finish(complete: complete)) }
                 decryptor = nil
+                afterSegmentEnd = true
             case let .end(how):
                 end = how
                 runEnded = true

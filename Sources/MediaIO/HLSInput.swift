@@ -26,6 +26,15 @@ final class HLSInput {
     private var extradata: [Int: [UInt8]] = [:]
     /// The runs opened, for the report.
     private(set) var runs = 1
+    /// End MPEG-TS runs' reading at each segment's end the network has not yet followed, so the
+    /// demuxer gives up the frames it holds (`HLSByteSource.pausesAtSegmentEnds`); `read` then
+    /// answers `.segmentEnd` while every segment so far has begun with a keyframe.
+    var pausesAtSegmentEnds = false {
+        didSet { source.pausesAtSegmentEnds = pausesAtSegmentEnds && Self.isTransportStream(current) }
+    }
+    /// Every segment's first video packet so far was a keyframe: a decoder may drain at their ends.
+    private(set) var segmentsStartWithKeyframes = true
+    private var lastVideoSegment: Int?
     /// Each segment's EXT-X-PROGRAM-DATE-TIME at its first video packet.
     let clock: SourceClock
     private var lastDatedSegment: Int?
@@ -145,12 +154,36 @@ final class HLSInput {
         return Array(UnsafeBufferPointer(start: data, count: Int(par.pointee.extradata_size)))
     }
 
-    /// The next packet of the input, on the first run's streams and timeline.
-    /// - Returns: false at the end of the input.
-    func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Bool {
+    enum ReadOutcome { case packet, segmentEnd, end }
+
+    static func isTransportStream(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> Bool {
+        ctx.pointee.iformat.map { String(cString: $0.pointee.name) == "mpegts" } ?? false
+    }
+
+    /// The next packet, segment ends passed over.
+    func readPacket(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Bool {
+        while true {
+            switch try read(into: packet, video: video, audio: audio) {
+            case .packet: return true
+            case .segmentEnd: continue
+            case .end: return false
+            }
+        }
+    }
+
+    /// The next packet of the input, on the first run's streams and timeline; `.segmentEnd` when
+    /// reading paused at an independent segment's end (`pausesAtSegmentEnds`).
+    func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> ReadOutcome {
         while true {
             packet.unref()
             let code = av_read_frame(current, packet.pointer)
+            if code == lf_averror_eof(), source.pausedAtSegmentEnd {
+                // The demuxer has given up what it held; the next segment's bytes follow on this run.
+                source.pausedAtSegmentEnd = false
+                current.pointee.pb.pointee.eof_reached = 0
+                if segmentsStartWithKeyframes { return .segmentEnd }
+                continue
+            }
             if code == lf_averror_eof() || (code < 0 && source.hasNextRun) {
                 if source.hasNextRun {
                     try nextRun(video: video, audio: audio)
@@ -159,7 +192,7 @@ final class HLSInput {
                 if case let .failed(error)? = source.end {
                     throw FFmpegError(code: lf_averror(EIO), operation: error.description)
                 }
-                return false
+                return .end
             }
             if code == lf_averror_exit() || (code < 0 && source.end.map { if case .cancelled = $0 { true } else { false } } == true) {
                 throw FFmpegError(code: lf_averror_exit(), operation: "reading \(reader.info.inputURL)")
@@ -181,8 +214,13 @@ final class HLSInput {
                         if let date = segment.programDateTime { clock.record(pts: ts, date: date) }
                     }
                 }
+                if outer == video, let segment = packet.pointer.pointee.pos >= 0 ? source.segment(at: packet.pointer.pointee.pos) : nil,
+                   segment.sequenceNumber != lastVideoSegment {
+                    lastVideoSegment = segment.sequenceNumber
+                    if !packet.isKeyframe { segmentsStartWithKeyframes = false }
+                }
             }
-            return true
+            return .packet
         }
     }
 
@@ -238,6 +276,7 @@ final class HLSInput {
         if current != first { Self.close(current) }
         current = next
         runs += 1
+        source.pausesAtSegmentEnds = pausesAtSegmentEnds && Self.isTransportStream(next)
         streamMap = [:]
         func match(_ outer: Int?, _ type: AVMediaType) throws(FFmpegError) {
             guard let outer, outer >= 0, let want = first.pointee.streams[outer]?.pointee.codecpar else { return }

@@ -94,6 +94,14 @@ final class DecodeStage: @unchecked Sendable {
                     try audio?.send(packet)
                     continue
                 }
+                if packet.isSegmentEnd {
+                    // An independent segment's end: the frames the decoder holds (reordering, frame
+                    // threads) come out now, not when the next segment arrives.
+                    decoder.sendEndOfStream()
+                    try drain()
+                    decoder.resume()
+                    continue
+                }
                 try timing.measure(.decode) { () throws(FFmpegError) in try decoder.send(packet) }
                 try drain()
             }

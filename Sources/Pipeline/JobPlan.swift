@@ -204,6 +204,11 @@ public struct JobPlan: Sendable {
     public let keyframes: KeyframeRule
     /// A live input: paced by its delivery on the wall clock, latency-bounded, never sharded.
     public var isLive: Bool { input.isLive }
+    /// A live input's segments are decoded whole when they arrive: the demuxer marks each
+    /// independent segment's end and the decoder gives up the frames it holds there
+    /// (`Demuxer.marksSegmentEnds`), so an output segment or part closes without waiting a
+    /// segment's time for the next input segment.
+    public var decodesSegmentsWhole: Bool { input.isLive }
 
     public init(configuration requested: JobConfiguration, input: InputFacts) throws(JobError) {
         var configuration = requested

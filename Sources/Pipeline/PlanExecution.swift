@@ -73,6 +73,7 @@ final class PlanExecution {
             log.debug("segment published", metadata: ["uri": "\(record.uri)", "seconds": "\(record.duration)",
                                                       "bytes": "\(record.bytes)", "latency": "\(latency.map { "\($0.seconds)" } ?? "-")"])
         }
+        demuxer.marksSegmentEnds = plan.decodesSegmentsWhole
         // A shard reads from its keyframe on: before any stage reads.
         if let seek = plan.window?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let timeBase = plan.encodeTimeBase
