@@ -24,21 +24,24 @@ public final class FolderWatcher: Sendable {
         self.folders = Mutex(folders)
     }
 
-    /// Watches `folder` and the folders in it (and those made in it later), feeding `board`. Nil
-    /// when inotify is not available (another OS, or the per-user watch limit reached).
+    /// Watches `folder` and the folders in it (and those made in it later), feeding `board`. A
+    /// `folder` not made yet (`run --serve` starts serving before the run makes its output folder)
+    /// is watched from the moment it appears in its parent. Nil when inotify is not available
+    /// (another OS, the per-user watch limit reached, no parent folder either).
     public static func start(_ folder: String, board: PublicationBoard) -> FolderWatcher? {
         #if os(Linux)
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return nil }
         let root = PublicationBoard.canonical(folder)
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "livefilter.folder-watcher"))
-        let watcher = FolderWatcher(descriptor: fd, source: source, folders: [:])
-        guard watcher.watch(root) else {
+        // The source is made only once a watch holds: Dispatch traps on releasing a source never resumed.
+        let watches = Self.watch(root, on: fd) ?? Self.watch((root as NSString).deletingLastPathComponent, on: fd)
+        guard let watches else {
             close(fd)
             return nil
         }
-        let subfolders = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-        for name in subfolders where !name.hasPrefix(".") { watcher.watch(root + "/" + name) }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: DispatchQueue(label: "livefilter.folder-watcher"))
+        let watcher = FolderWatcher(descriptor: fd, source: source, folders: [watches.descriptor: watches.folder])
+        watcher.watchSubfolders(of: root)
         source.setEventHandler { [watcher] in watcher.drain(board: board, root: root) }
         source.setCancelHandler { close(fd) }
         source.resume()
@@ -54,16 +57,24 @@ public final class FolderWatcher: Sendable {
     }
 
     #if os(Linux)
-    /// Adds a watch on `folder` when it is a folder; false otherwise.
-    @discardableResult
-    private func watch(_ folder: String) -> Bool {
+    /// A watch on `folder` when it is a folder.
+    private static func watch(_ folder: String, on descriptor: Int32) -> (descriptor: Int32, folder: String)? {
         var info = stat()
-        guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return false }
+        guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return nil }
         let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE | IN_ONLYDIR)
         let wd = inotify_add_watch(descriptor, folder, mask)
-        guard wd >= 0 else { return false }
-        folders.withLock { $0[wd] = folder }
-        return true
+        return wd >= 0 ? (wd, folder) : nil
+    }
+
+    private func watch(_ folder: String) {
+        guard let added = Self.watch(folder, on: descriptor) else { return }
+        folders.withLock { $0[added.descriptor] = added.folder }
+    }
+
+    /// The root's folders one level down (a ladder's renditions).
+    private func watchSubfolders(of root: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for name in names where !name.hasPrefix(".") { watch(root + "/" + name) }
     }
 
     /// Reads every queued event (the descriptor is non-blocking) and notifies the board.
@@ -85,8 +96,15 @@ public final class FolderWatcher: Sendable {
                 let name = String(cString: nameStart.assumingMemoryBound(to: CChar.self))
                 let path = folder + "/" + name
                 if event.mask & UInt32(IN_ISDIR) != 0 {
-                    // A rendition's folder made after the start: watch it too (one level only).
-                    if folder == root, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, !name.hasPrefix(".") { watch(path) }
+                    guard event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0, !name.hasPrefix(".") else { continue }
+                    if path == root {
+                        // The served folder itself, made after the start (watched from its parent).
+                        watch(root)
+                        watchSubfolders(of: root)
+                    } else if folder == root {
+                        // A rendition's folder made after the start: watch it too (one level only).
+                        watch(path)
+                    }
                     continue
                 }
                 if event.mask & UInt32(IN_MOVED_TO | IN_CLOSE_WRITE) != 0 { board.notify(canonical: path) }

@@ -32,10 +32,14 @@ extension EndToEnd {
         func heldUntilPublished(_ source: Source) async throws {
             let sandbox = try Sandbox("ll-held")
             defer { sandbox.remove() }
-            let server = try await LowLatencyServer.start(sandbox.url, source)
+            // The served folder (but for `serve`, which needs it) and the rendition's folder in it are
+            // made after the server starts, as `run --serve` makes its output folder: a watcher must
+            // pick both up.
+            let site = sandbox.file("site")
+            if source == .serveCommand { try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true) }
+            let server = try await LowLatencyServer.start(site, source)
             defer { server.stop() }
-            // The rendition's folder is made after the server starts: a watcher must pick it up.
-            let writer = try ScriptedLLWriter(folder: sandbox.file("720p"), notify: server.notify)
+            let writer = try ScriptedLLWriter(folder: site.appendingPathComponent("720p"), notify: server.notify)
             try writer.start(segments: 3, parts: 1)
 
             // A blocking reload for the next part: held while the writer is still on it.
