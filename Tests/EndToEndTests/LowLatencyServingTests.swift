@@ -85,103 +85,104 @@ extension EndToEnd {
 
         @Test("400 for a request too far ahead or _HLS_part alone; 503 after three target durations with the writer stalled")
         func refusals() async throws {
-            let sandbox = try Sandbox("ll-refused")
-            defer { sandbox.remove() }
-            let server = try await LowLatencyServer.start(sandbox.url, .notify)
-            defer { server.stop() }
-            let writer = try ScriptedLLWriter(folder: sandbox.file("720p"), notify: server.notify)
-            try writer.start(segments: 3, parts: 2)
-            let last = writer.nextPart.msn - 1  // the last complete segment
-            for query in ["_HLS_msn=\(last + 3)", "_HLS_part=1", "_HLS_msn=\(last + 1)&_HLS_part=40", "_HLS_msn=x"] {
-                let before = ContinuousClock.now
-                let refused = try RawHTTP.request(port: server.port, "/720p/index.m3u8?" + query)
-                #expect(refused.status == 400, "\(query): \(refused.status)")
-                #expect(ContinuousClock.now - before < .seconds(1), "\(query): refused at once")
-                #expect(refused.header("Cache-Control") == "max-age=4", "B.1: an unsuccessful blocking response, four Target Durations")
+            try await withWriter("ll-refused", segments: 3, parts: 2) { server, writer in
+                let last = writer.nextPart.msn - 1  // the last complete segment
+                for query in ["_HLS_msn=\(last + 3)", "_HLS_part=1", "_HLS_msn=\(last + 1)&_HLS_part=40", "_HLS_msn=x"] {
+                    let before = ContinuousClock.now
+                    let refused = try RawHTTP.request(port: server.port, "/720p/index.m3u8?" + query)
+                    #expect(refused.status == 400, "\(query): \(refused.status)")
+                    #expect(ContinuousClock.now - before < .seconds(1), "\(query): refused at once")
+                    #expect(refused.header("Cache-Control") == "max-age=4", "B.1: an unsuccessful blocking response, four Target Durations")
+                }
+                // The writer stalls: the next part never comes. Target duration 1 s: given up after 3 s.
+                let next = writer.nextPart
+                let started = ContinuousClock.now
+                let reload = RequestOnThread(port: server.port, "/720p/index.m3u8?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
+                let hinted = RequestOnThread(port: server.port, "/720p/" + writer.partName(next))
+                let (stalled, stalledAt) = try await reload.value
+                #expect(stalled.status == 503)
+                #expect(stalledAt - started >= .milliseconds(2900) && stalledAt - started < .seconds(3) + Self.margin,
+                        "\(stalledAt - started)")
+                let (notYet, _) = try await hinted.value
+                #expect(notYet.status == 503, "still hinted, not published: the writer is late")
+                #expect(notYet.header("Cache-Control") == "max-age=1", "B.1: an unsuccessful blocking media response, one Target Duration")
+                #expect(server.board.waiting == 0, "no waiter left behind")
             }
-            // The writer stalls: the next part never comes. Target duration 1 s: given up after 3 s.
-            let next = writer.nextPart
-            let started = ContinuousClock.now
-            let reload = RequestOnThread(port: server.port, "/720p/index.m3u8?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
-            let hinted = RequestOnThread(port: server.port, "/720p/" + writer.partName(next))
-            let (stalled, stalledAt) = try await reload.value
-            #expect(stalled.status == 503)
-            #expect(stalledAt - started >= .milliseconds(2900) && stalledAt - started < .seconds(3) + Self.margin,
-                    "\(stalledAt - started)")
-            let (notYet, _) = try await hinted.value
-            #expect(notYet.status == 503, "still hinted, not published: the writer is late")
-            #expect(notYet.header("Cache-Control") == "max-age=1", "B.1: an unsuccessful blocking media response, one Target Duration")
-            #expect(server.board.waiting == 0, "no waiter left behind")
         }
 
         @Test("_HLS_skip: a delta update our parser reads, that merges into an earlier version to give the playlist again")
         func deltaUpdates() async throws {
-            let sandbox = try Sandbox("ll-skip")
-            defer { sandbox.remove() }
-            let server = try await LowLatencyServer.start(sandbox.url, .notify)
-            defer { server.stop() }
-            let writer = try ScriptedLLWriter(folder: sandbox.file("720p"), notify: server.notify)
-            try writer.start(segments: 10, parts: 1)
-            let earlier = try #require(try Self.media(RawHTTP.request(port: server.port, "/720p/index.m3u8").text))
-            for _ in 0..<6 { try writer.publishPart() }  // a segment and a half later
-            let full = try #require(try Self.media(RawHTTP.request(port: server.port, "/720p/index.m3u8").text))
+            try await withWriter("ll-skip", segments: 10, parts: 1) { server, writer in
+                let earlier = try #require(try Self.media(RawHTTP.request(port: server.port, "/720p/index.m3u8").text))
+                for _ in 0..<6 { try writer.publishPart() }  // a segment and a half later
+                let full = try #require(try Self.media(RawHTTP.request(port: server.port, "/720p/index.m3u8").text))
 
-            let response = try RawHTTP.request(port: server.port, "/720p/index.m3u8?_HLS_skip=YES")
-            #expect(response.status == 200)
-            #expect(response.header("Cache-Control") == "no-cache", "B.1: half a target duration (0.5 s) rounds down to none")
-            // By hand: 11 complete 1 s segments 0…10 and CAN-SKIP-UNTIL=6: segments 5…10 hold the
-            // boundary's six seconds, 0…4 are skipped. The header and the map stay.
-            let expectedStart = """
-                #EXTM3U
-                #EXT-X-VERSION:9
-                #EXT-X-TARGETDURATION:1
-                #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=6,PART-HOLD-BACK=0.75
-                #EXT-X-PART-INF:PART-TARGET=0.25
-                #EXT-X-MEDIA-SEQUENCE:0
-                #EXT-X-MAP:URI="init.mp4"
-                #EXT-X-SKIP:SKIPPED-SEGMENTS=5
+                let response = try RawHTTP.request(port: server.port, "/720p/index.m3u8?_HLS_skip=YES")
+                #expect(response.status == 200)
+                #expect(response.header("Cache-Control") == "no-cache", "B.1: half a target duration (0.5 s) rounds down to none")
+                // By hand: 11 complete 1 s segments 0…10 and CAN-SKIP-UNTIL=6: segments 5…10 hold the
+                // boundary's six seconds, 0…4 are skipped. The header and the map stay.
+                let expectedStart = """
+                    #EXTM3U
+                    #EXT-X-VERSION:9
+                    #EXT-X-TARGETDURATION:1
+                    #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=6,PART-HOLD-BACK=0.75
+                    #EXT-X-PART-INF:PART-TARGET=0.25
+                    #EXT-X-MEDIA-SEQUENCE:0
+                    #EXT-X-MAP:URI="init.mp4"
+                    #EXT-X-SKIP:SKIPPED-SEGMENTS=5
 
-                """
-            #expect(response.text.hasPrefix(expectedStart), "\(response.text)")
-            let delta = try #require(try Self.media(response.text))
-            #expect(delta.segments.first?.uri == "seg5.m4s")
-            #expect(try earlier.applying(delta: delta).withoutVersion() == full.withoutVersion())
+                    """
+                #expect(response.text.hasPrefix(expectedStart), "\(response.text)")
+                let delta = try #require(try Self.media(response.text))
+                #expect(delta.segments.first?.uri == "seg5.m4s")
+                #expect(try earlier.applying(delta: delta).withoutVersion() == full.withoutVersion())
 
-            // With a blocking reload: held, then the delta of the version that has the part.
-            let next = writer.nextPart
-            let reload = RequestOnThread(port: server.port, "/720p/index.m3u8?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)&_HLS_skip=v2")
-            try await server.untilHeld(1)
-            try writer.publishPart()
-            let (held, _) = try await reload.value
-            let heldDelta = try #require(try Self.media(held.text))
-            // Segment 11 is complete now: 6…11 hold the boundary, 0…5 are skipped.
-            #expect(heldDelta.skip == PlaylistSkip(skippedSegments: 6), "v2 without CAN-SKIP-DATERANGES is YES")
-            let now = try #require(try Self.media(String(decoding: Data(contentsOf: writer.playlist), as: UTF8.self)))
-            #expect(try earlier.applying(delta: heldDelta).withoutVersion() == now.withoutVersion())
+                // With a blocking reload: held, then the delta of the version that has the part.
+                let next = writer.nextPart
+                let reload = RequestOnThread(port: server.port, "/720p/index.m3u8?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)&_HLS_skip=v2")
+                try await server.untilHeld(1)
+                try writer.publishPart()
+                let (held, _) = try await reload.value
+                let heldDelta = try #require(try Self.media(held.text))
+                // Segment 11 is complete now: 6…11 hold the boundary, 0…5 are skipped.
+                #expect(heldDelta.skip == PlaylistSkip(skippedSegments: 6), "v2 without CAN-SKIP-DATERANGES is YES")
+                let now = try #require(try Self.media(String(decoding: Data(contentsOf: writer.playlist), as: UTF8.self)))
+                #expect(try earlier.applying(delta: heldDelta).withoutVersion() == now.withoutVersion())
+            }
         }
 
         @Test("directives on a playlist without CAN-BLOCK-RELOAD, or with EXT-X-ENDLIST, are ignored: the file as it is")
         func ignoredDirectives() async throws {
-            let sandbox = try Sandbox("ll-ignored")
+            try await withWriter("ll-ignored", segments: 3, parts: 1) { server, writer in
+                let text = try String(contentsOf: writer.playlist, encoding: .utf8)
+                for (name, edited) in [("plain.m3u8", text.replacingOccurrences(of: "CAN-BLOCK-RELOAD=YES,", with: "")),
+                                       ("ended.m3u8", text + "#EXT-X-ENDLIST\n")] {
+                    try edited.write(to: writer.folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
+                    let before = ContinuousClock.now
+                    let r = try RawHTTP.request(port: server.port, "/720p/\(name)?_HLS_msn=99&_HLS_part=0&_HLS_skip=YES")
+                    #expect(r.status == 200 && r.text == edited, "\(name)")
+                    #expect(r.header("Cache-Control") == "no-cache, no-store", "\(name)")
+                    #expect(ContinuousClock.now - before < .seconds(1), "\(name)")
+                }
+                // Without directives, a low-latency playlist: B.1's half target duration (0.5 s: none).
+                let plain = try RawHTTP.request(port: server.port, "/720p/index.m3u8")
+                #expect(plain.status == 200 && plain.text == text && plain.header("Cache-Control") == "no-cache")
+                #expect(plain.header("ETag") != nil)
+            }
+        }
+
+        /// A sandbox served in process (the writer notifies the board), and a writer publishing
+        /// `720p/` there, started with `segments` complete segments and `parts` parts of the next.
+        func withWriter(_ label: String, segments: Int, parts: Int,
+                        _ body: (LowLatencyServer, ScriptedLLWriter) async throws -> Void) async throws {
+            let sandbox = try Sandbox(label)
             defer { sandbox.remove() }
             let server = try await LowLatencyServer.start(sandbox.url, .notify)
             defer { server.stop() }
             let writer = try ScriptedLLWriter(folder: sandbox.file("720p"), notify: server.notify)
-            try writer.start(segments: 3, parts: 1)
-            let text = try String(contentsOf: writer.playlist, encoding: .utf8)
-            for (name, edited) in [("plain.m3u8", text.replacingOccurrences(of: "CAN-BLOCK-RELOAD=YES,", with: "")),
-                                   ("ended.m3u8", text + "#EXT-X-ENDLIST\n")] {
-                try edited.write(to: writer.folder.appendingPathComponent(name), atomically: true, encoding: .utf8)
-                let before = ContinuousClock.now
-                let r = try RawHTTP.request(port: server.port, "/720p/\(name)?_HLS_msn=99&_HLS_part=0&_HLS_skip=YES")
-                #expect(r.status == 200 && r.text == edited, "\(name)")
-                #expect(r.header("Cache-Control") == "no-cache, no-store", "\(name)")
-                #expect(ContinuousClock.now - before < .seconds(1), "\(name)")
-            }
-            // Without directives, a low-latency playlist: B.1's half target duration (0.5 s: none).
-            let plain = try RawHTTP.request(port: server.port, "/720p/index.m3u8")
-            #expect(plain.status == 200 && plain.text == text && plain.header("Cache-Control") == "no-cache")
-            #expect(plain.header("ETag") != nil)
+            try writer.start(segments: segments, parts: parts)
+            try await body(server, writer)
         }
 
         static func media(_ text: String) throws -> MediaPlaylist? {
