@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Serves a folder to HLS players and browsers: the MIME types players expect, playlists never
-/// cached and segments cacheable, byte ranges (206/416), HEAD, `ETag`/`Last-Modified` with 304,
+/// cached (but live low-latency ones, by rfc8216bis Appendix B.1) and segments cacheable, byte ranges (206/416), HEAD, `ETag`/`Last-Modified` with 304,
 /// CORS open, nothing outside the folder (no `..`, no hidden names, no symlink out), and the
 /// player page at `/`.
 ///
