@@ -90,8 +90,10 @@ let package = Package(
         // join, and submitting them to a cluster engine (Slurm) that schedules them.
         .target(name: "Shards", dependencies: ["Pipeline", "MediaIO", "HLS", .product(name: "Logging", package: "swift-log")]),
         // The HTTP side, on Hummingbird: static files for players (ranges, conditional requests,
-        // HLS cache rules), the player page, /metrics and /status, connection and header limits.
+        // HLS cache rules), Low-Latency HLS (blocking reload, delta updates, hinted parts held until
+        // published), the player page, /metrics and /status, connection and header limits.
         .target(name: "Serving", dependencies: [
+            "HLS",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -122,7 +124,7 @@ let package = Package(
         .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "FilterReferences", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", .product(name: "Hummingbird", package: "hummingbird")]),
+        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", "HLS", .product(name: "Hummingbird", package: "hummingbird")]),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters"]),
     ]
 )

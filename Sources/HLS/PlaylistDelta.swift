@@ -71,3 +71,40 @@ extension MediaPlaylist {
         return merged
     }
 }
+
+extension MediaPlaylist {
+    /// The Playlist Delta Update a server answers `_HLS_skip` with (rfc8216bis §6.2.5.1, §4.4.5.2): the
+    /// first segments replaced by EXT-X-SKIP, so that `previous.applying(delta:)` of it gives back
+    /// `self` to a client holding an earlier full version (`version` aside: EXT-X-SKIP needs 9,
+    /// RECENTLY-REMOVED-DATERANGES 10).
+    ///
+    /// `skip` is what the server honours (`DeliveryDirectives.check(against:)`). A segment is skipped
+    /// only when the complete segments after it last at least the Skip Boundary (CAN-SKIP-UNTIL), so a
+    /// client that may ask for a delta (its copy less than half the boundary old, §6.3.7) still has
+    /// every skipped segment. `self` as it is when there is no boundary, it has EXT-X-ENDLIST, or
+    /// nothing is that old.
+    ///
+    /// What stays is what the model carries outside the skipped segments: the header (EXT-X-MEDIA-SEQUENCE
+    /// and EXT-X-DISCONTINUITY-SEQUENCE still count the skipped segments), the first EXT-X-MAP, and, as
+    /// `render` writes a segment's keys and rate where they change, the EXT-X-KEY and EXT-X-BITRATE in
+    /// force at the first segment kept. With `.segmentsAndDateRanges` the update also says which date
+    /// ranges were removed lately (RECENTLY-REMOVED-DATERANGES, required then): none, as the model
+    /// carries no EXT-X-DATERANGE.
+    public func deltaUpdate(skipping skip: DeliveryDirectives.Skip) -> MediaPlaylist {
+        guard !endList, self.skip == nil, let boundary = serverControl?.canSkipUntil else { return self }
+        // Segments from the end whose durations reach the boundary are kept; the rest can go.
+        var kept = 0, recent = 0.0
+        while kept < segments.count, recent < boundary {
+            recent += segments[segments.count - 1 - kept].duration
+            kept += 1
+        }
+        let skipped = segments.count - kept
+        guard skipped > 0 else { return self }
+        var delta = self
+        delta.segments.removeFirst(skipped)
+        delta.skip = PlaylistSkip(skippedSegments: skipped,
+                                  recentlyRemovedDateRanges: skip == .segmentsAndDateRanges ? [] : nil)
+        if let version { delta.version = max(version, skip == .segmentsAndDateRanges ? 10 : 9) }
+        return delta
+    }
+}

@@ -60,23 +60,28 @@ public final class HTTPService: Sendable {
     private let task: Task<Void, Never>
     private let group: ServiceGroup
     private let connections: ConnectionGuard.Count
+    /// Run once the server has stopped (a folder watcher to close, say).
+    private let onStop: (@Sendable () -> Void)?
 
     public var baseURL: String { "http://\(host):\(port)" }
     /// Connections open now.
     public var openConnections: Int { connections.current }
 
-    private init(host: String, port: Int, task: Task<Void, Never>, group: ServiceGroup, connections: ConnectionGuard.Count) {
+    private init(host: String, port: Int, task: Task<Void, Never>, group: ServiceGroup, connections: ConnectionGuard.Count,
+                 onStop: (@Sendable () -> Void)?) {
         self.host = host
         self.port = port
         self.task = task
         self.group = group
         self.connections = connections
+        self.onStop = onStop
     }
 
     /// Binds `host:port` (port 0: any free one) and serves until `stop()`. Returns once the socket
-    /// is listening; a bind failure is thrown here.
+    /// is listening; a bind failure is thrown here. `onStop` runs once the server has stopped (or
+    /// when it failed to start).
     public static func start(host: String, port: Int, limits: HTTPLimits = HTTPLimits(),
-                             logger: Logger? = nil,
+                             logger: Logger? = nil, onStop: (@Sendable () -> Void)? = nil,
                              handler: @escaping Handler) async throws(ServingError) -> HTTPService {
         // Hummingbird says "listening" at info; an embedding app that passes no logger hears only trouble.
         let logger = logger ?? {
@@ -113,9 +118,10 @@ public final class HTTPService: Sendable {
         }
         do {
             let actual = try await bound.value()
-            return HTTPService(host: host, port: actual, task: task, group: group, connections: connections)
+            return HTTPService(host: host, port: actual, task: task, group: group, connections: connections, onStop: onStop)
         } catch {
             task.cancel()
+            onStop?()
             throw error
         }
     }
@@ -131,6 +137,7 @@ public final class HTTPService: Sendable {
         }
         await task.value
         deadline.cancel()
+        onStop?()
     }
 
     /// For synchronous callers (`defer`, a test's tear-down): begins `stop()` and returns at once.

@@ -5,9 +5,12 @@ import Glibc
 #endif
 
 /// Serves a folder to HLS players and browsers: the MIME types players expect, playlists never
-/// cached and segments cacheable, byte ranges (206/416), HEAD, `ETag`/`Last-Modified` with 304,
+/// cached (but live low-latency ones, by rfc8216bis Appendix B.1) and segments cacheable, byte ranges (206/416), HEAD, `ETag`/`Last-Modified` with 304,
 /// CORS open, nothing outside the folder (no `..`, no hidden names, no symlink out), and the
 /// player page at `/`.
+///
+/// With a `PublicationBoard`, it also serves Low-Latency HLS (LowLatencyFiles.swift): blocking
+/// playlist reloads, delta updates and preload-hinted parts held until they are published.
 public struct StaticFiles: Sendable {
     public let root: URL
     /// The playlist the player page plays (relative to `root`), or nil to pick one when asked.
@@ -16,13 +19,19 @@ public struct StaticFiles: Sendable {
     public let liveStatus: Bool
     /// Whether the player page shows the chain's text field and sliders (it uses `/chain`).
     public let chainControl: Bool
+    /// Where held requests hear that a file was published; nil: no request is ever held (every
+    /// Delivery Directive ignored, a missing file 404 at once).
+    public let board: PublicationBoard?
+    let playlists = PlaylistSnapshots()
     private let fileIO = FileIO()
 
-    public init(root: String, playlist: String? = nil, liveStatus: Bool = false, chainControl: Bool = false) {
+    public init(root: String, playlist: String? = nil, liveStatus: Bool = false, chainControl: Bool = false,
+                board: PublicationBoard? = nil) {
         self.root = URL(fileURLWithPath: root).standardizedFileURL.resolvingSymlinksInPath()
         self.playlist = playlist
         self.liveStatus = liveStatus
         self.chainControl = chainControl
+        self.board = board
     }
 
     public static func mimeType(for path: String) -> String {
@@ -53,7 +62,8 @@ public struct StaticFiles: Sendable {
         .accessControlAllowOrigin: "*",
         .accessControlAllowMethods: "GET, HEAD, OPTIONS",
         .accessControlAllowHeaders: "Range, If-None-Match, If-Modified-Since, If-Range",
-        .accessControlExposeHeaders: "Content-Length, Content-Range, Accept-Ranges, ETag, Last-Modified",
+        // Age: hls.js tunes in to a live edge by the Age a CDN in front adds to a playlist response.
+        .accessControlExposeHeaders: "Content-Length, Content-Range, Accept-Ranges, ETag, Last-Modified, Age",
     ]
 
     public func respond(to request: Request, context: some RequestContext) async throws -> Response {
@@ -78,11 +88,30 @@ public struct StaticFiles: Sendable {
             return Response(status: .ok, headers: headers,
                             body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(string: page)))
         }
-        guard let file = resolve(path), let info = FileInfo(path: file) else {
+        guard let file = resolve(path) else { return Self.text(.notFound, "not found\n", headers) }
+        var cacheControl = Self.cacheControl(for: file)
+        if board != nil, file.hasSuffix(".m3u8") {
+            switch try await lowLatencyPlaylist(file, request: request, headers: headers) {
+            case let .answer(response): return response
+            case let .file(lowLatencyCaching): cacheControl = lowLatencyCaching
+            case .notLowLatency: break
+            }
+        }
+        guard let info = FileInfo(path: file) else {
+            if board != nil, let response = try await hintedResource(file, request: request, context: context, headers: headers) {
+                return response
+            }
             return Self.text(.notFound, "not found\n", headers)
         }
+        return try await serve(file, info: info, cacheControl: cacheControl, request: request, context: context, headers: headers)
+    }
+
+    /// A file that exists, as it is now: validators, 304, ranges, HEAD.
+    func serve(_ file: String, info: FileInfo, cacheControl: String, request: Request, context: some RequestContext,
+               headers: HTTPFields) async throws -> Response {
+        var headers = headers
         headers[.contentType] = Self.mimeType(for: file)
-        headers[.cacheControl] = Self.cacheControl(for: file)
+        headers[.cacheControl] = cacheControl
         headers[.eTag] = info.etag
         headers[.lastModified] = info.lastModified
         headers[.acceptRanges] = "bytes"
@@ -156,7 +185,7 @@ public struct StaticFiles: Sendable {
 
 /// What a validator is made of: size, modification time (to the nanosecond) and inode, so a file
 /// replaced by rename (a republished playlist) gets a new ETag even within the same second.
-struct FileInfo {
+struct FileInfo: Sendable {
     let size: Int
     let modified: Double
     let etag: String

@@ -111,12 +111,16 @@ enum Serving {
     /// For `run --serve`: serves the output's folder, the player page playing the output playlist
     /// (which appears with the first segment; the page retries until then) with its live chart,
     /// and the run's `/metrics` and `/status`.
+    ///
+    /// `publications`: the board the run's writer tells of each file it renames into place
+    /// (`PublicationBoard.notify(path:)`), waking the low-latency requests held for it; nil
+    /// watches the folder with inotify instead.
     static func start(output: String, at address: ListenAddress, status: RunStatus, limits: HTTPLimits,
-                      chain: ChainEndpoint? = nil) async throws -> HTTPService {
+                      chain: ChainEndpoint? = nil, publications: PublicationBoard? = nil) async throws -> HTTPService {
         let url = URL(fileURLWithPath: output)
         let folder = url.deletingLastPathComponent().path
         let server = try await start(folder: folder, playlist: url.lastPathComponent, status: status, at: address, limits: limits,
-                                     chain: chain)
+                                     chain: chain, publications: publications)
         Terminal.line("serving \(folder) at \(server.baseURL)/ (player page; playlist \(server.baseURL)/\(url.lastPathComponent); "
                       + "metrics \(server.baseURL)/metrics, \(server.baseURL)/status"
                       + (chain == nil ? ")" : "; chain \(server.baseURL)/chain)"))
@@ -144,12 +148,23 @@ enum Serving {
         await server.stop()
     }
 
+    /// Serves `folder`: the static files, and Low-Latency HLS requests held on `publications`, or, when
+    /// nil, on a board an inotify watch of the folder feeds (another process writes it).
     static func start(folder: String, playlist: String?, status: RunStatus?, at address: ListenAddress,
-                      limits: HTTPLimits, chain: ChainEndpoint? = nil) async throws -> HTTPService {
-        let files = StaticFiles(root: folder, playlist: playlist, liveStatus: status != nil, chainControl: chain != nil)
+                      limits: HTTPLimits, chain: ChainEndpoint? = nil,
+                      publications: PublicationBoard? = nil) async throws -> HTTPService {
+        let board = publications ?? PublicationBoard()
+        let watcher = publications == nil ? FolderWatcher.start(folder, board: board) : nil
+        if publications == nil, watcher == nil {
+            Logger(label: "livefilter.http").warning(
+                "cannot watch \(folder) (inotify): low-latency requests are held until their deadline")
+        }
+        let files = StaticFiles(root: folder, playlist: playlist, liveStatus: status != nil, chainControl: chain != nil,
+                                board: board)
         do {
             return try await HTTPService.start(host: address.host, port: address.port, limits: limits,
-                                               logger: Logger(label: "livefilter.http")) { request, context in
+                                               logger: Logger(label: "livefilter.http"),
+                                               onStop: { watcher?.stop() }) { request, context in
                 if let status, let response = status.respond(to: request) { return response }
                 if let chain, let response = try await chain.respond(to: request, client: context.client) { return response }
                 return try await files.respond(to: request, context: context)
