@@ -78,6 +78,8 @@ public final class Muxer: PacketSink {
         var size: FrameSize?
     }
     private(set) var streamFacts: [StreamFacts] = []
+    /// Copied AAC streams of an MP4/MOV output: ADTS frames lose their headers on the way in.
+    private var adtsFilters: [Int: ADTSToRaw] = [:]
 
     /// A container file at `path`. Checks the destination (folder, existing file, `overwrite`) and
     /// the options; creates nothing until `begin`.
@@ -191,6 +193,19 @@ public final class Muxer: PacketSink {
         if stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AAC, stream.pointee.codecpar.pointee.frame_size == 0 {
             stream.pointee.codecpar.pointee.frame_size = 1024
         }
+        if stream.pointee.codecpar.pointee.codec_id == AV_CODEC_ID_AAC, container == .mp4 || container == .mov,
+           let par = stream.pointee.codecpar {
+            // ADTS sources (MPEG-TS) carry no AudioSpecificConfig: the moov, written first in fMP4, needs one.
+            if par.pointee.extradata_size == 0,
+               let config = ADTSToRaw.audioSpecificConfig(profile: par.pointee.profile, sampleRate: par.pointee.sample_rate,
+                                                          channels: par.pointee.ch_layout.nb_channels),
+               let data = av_mallocz(config.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) {
+                data.copyMemory(from: config, byteCount: config.count)
+                par.pointee.extradata = data.assumingMemoryBound(to: UInt8.self)
+                par.pointee.extradata_size = Int32(config.count)
+            }
+            adtsFilters[Int(stream.pointee.index)] = ADTSToRaw(parameters: par, timeBase: source.pointee.time_base)
+        }
         stream.pointee.time_base = source.pointee.time_base
         let par = source.pointee.codecpar.pointee
         let isVideo = par.codec_type == AVMEDIA_TYPE_VIDEO
@@ -250,6 +265,10 @@ public final class Muxer: PacketSink {
 
     /// Writes `packet` (timestamps in `timeBase`) to stream `index`, interleaved.
     public func write(_ packet: Packet, toStream index: Int, timeBase: Rational) throws(MediaError) {
+        if let filter = adtsFilters[index], ADTSToRaw.isADTS(packet) {
+            for raw in try filter.convert(packet) { try write(raw, toStream: index, timeBase: timeBase) }
+            return
+        }
         let p = packet.pointer
         p.pointee.stream_index = Int32(index)
         av_packet_rescale_ts(p, timeBase.av, context.pointee.streams[index]!.pointee.time_base)
