@@ -289,7 +289,7 @@ public final class HLSWriter: PacketSink {
             }
             let tick = rescale(pts, from: timeBase.av, to: schedule.grid.timeBase.av)
             try cutIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
-            try cutPartIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
+            try cutPartIfNeeded(at: time, end: end, tick: tick, keyframe: packet.isKeyframe)
             progress?.note(tick: tick)
             mediaEnd = max(mediaEnd, end)
         }
@@ -413,8 +413,13 @@ public final class HLSWriter: PacketSink {
     }
 
     /// LL-HLS: closes the open part before a packet past its end, and opens one for the packet.
-    private func cutPartIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
-        guard partTicks != nil, let current = progress, current.startsPart(at: tick) else { return }
+    /// Video parts end on the tick grid; audio frames (21 ms of AAC) do not fall on it, so an
+    /// audio part ends before the frame that would take it past the part target.
+    private func cutPartIfNeeded(at time: Double, end: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
+        guard partTicks != nil, let target = options.partDuration, let current = progress, let cut = cutStream else { return }
+        let starts = streams[cut].isVideo ? current.startsPart(at: tick)
+            : partStart.map { end - $0.time > target + 1e-6 } ?? true
+        guard starts else { return }
         if partStart != nil {
             try muxer.flush()
             try closePart(end: time)

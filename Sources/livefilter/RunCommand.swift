@@ -144,6 +144,10 @@ struct RunCommand: AsyncParsableCommand {
         config.chainControl = control != nil
         // A file's HLS served while it runs is EVENT (the plan decides): players see it grow.
         config.servedWhileRunning = serve != nil
+        // Blocking playlist reloads and hinted parts held by our server wake on the writer's
+        // publications, in process (no inotify for the run's own output).
+        let publications = serve.map { _ in PublicationBoard() }
+        if let publications { config.onFilePublished = { publications.notify(path: $0) } }
 
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
@@ -176,7 +180,7 @@ struct RunCommand: AsyncParsableCommand {
         var controlServer: HTTPService?
         if let serve, let status {
             server = try await Serving.start(output: output, at: serve, status: status, limits: http.limits,
-                                             chain: control == serve ? chainEndpoint : nil)
+                                             chain: control == serve ? chainEndpoint : nil, publications: publications)
         }
         if let control, let chainEndpoint, control != serve {
             controlServer = try await Serving.startControl(chainEndpoint, at: control, limits: http.limits)

@@ -1,0 +1,148 @@
+import Foundation
+import HLS
+import Testing
+
+extension EndToEnd {
+    /// `run --hls-part`: LL-HLS written by the real pipeline, served by `run --serve`, checked with an
+    /// LL client's requests, ffprobe and the linter.
+    @Suite("Low-Latency HLS runs", .serialized)
+    struct LowLatencyRuns {
+        func ffprobe(_ arguments: [String]) async throws -> ProcessResult {
+            try await Subprocess.run(Paths.ffprobe, arguments, timeout: .seconds(60))
+        }
+
+        static func media(_ url: URL) throws -> MediaPlaylist {
+            guard case let .media(p) = try PlaylistParser.parse(String(contentsOf: url, encoding: .utf8)) else {
+                throw CocoaError(.fileReadCorruptFile)
+            }
+            return p
+        }
+
+        @Test("a live input to LL-HLS under run --serve: a blocking reload for the next part is answered once the writer has it, within a part's time",
+              .timeLimit(.minutes(2)))
+        func blockingReloadAgainstTheRunningWriter() async throws {
+            let sandbox = try Sandbox("ll-run")
+            defer { sandbox.remove() }
+            let clip = sandbox.file("clip.mp4")
+            try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-f", "lavfi", "-i", "sine=frequency=440",
+                              "-t", "16", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-pix_fmt", "yuv420p",
+                              "-c:a", "aac", clip.path])
+            let source = try await HLSTestServer.make(from: clip, in: sandbox, segmentSeconds: 1, window: 3, interval: 1)
+            defer { source.stop() }
+            let output = sandbox.file("out/index.m3u8")
+            let child = try LiveFilter.start(["run", source.liveURL, "-o", output.path, "--hls-time", "2", "--hls-part", "0.5",
+                                              "--hls-segment-type", "fmp4", "--chain", "mirror", "--encoder-preset", "ultrafast",
+                                              "--serve", "127.0.0.1:0", "--serve-after", "--quiet"])
+            defer { child.send(SIGKILL) }
+            let port = try await LiveFilter.listeningPort(of: child, announcedBy: "serving ")
+            // The first playlist: then, six times, ask for the part after the last one listed.
+            var playlist: MediaPlaylist?
+            for _ in 0..<200 where playlist?.lastPart == nil {
+                let response = try RawHTTP.request(port: port, "/index.m3u8")
+                if response.status == 200, case let .media(p)? = try? PlaylistParser.parse(response.text) { playlist = p }
+                if playlist?.lastPart == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            var current = try #require(playlist, "a playlist with parts")
+            // Ask for the part after the last one listed, again and again: while the run catches up
+            // (it joins three segments behind) the answers come at once; from the first that waits,
+            // the run is at the live edge and each answer waits for the writer.
+            var waits: [Double] = []
+            var atEdge = false
+            for _ in 0..<60 where waits.count < 8 {
+                let last = try #require(current.lastPart)
+                let open = last.mediaSequenceNumber == current.nextMediaSequenceNumber
+                // The next part: in this segment (four 0.5 s parts), or part 0 of the next.
+                let next = open || last.partIndex + 1 < 4 ? (last.mediaSequenceNumber, last.partIndex + 1) : (last.mediaSequenceNumber + 1, 0)
+                let asked = ContinuousClock.now
+                let response = try RawHTTP.request(port: port, "/index.m3u8?_HLS_msn=\(next.0)&_HLS_part=\(next.1)", timeout: 10)
+                let waited = ContinuousClock.now - asked
+                let seconds = Double(waited.components.seconds) + Double(waited.components.attoseconds) / 1e18
+                #expect(response.status == 200, "\(response.status) \(response.text)")
+                guard case let .media(answer)? = try? PlaylistParser.parse(response.text) else {
+                    Issue.record("not a playlist: \(response.text)"); break
+                }
+                // Never before the writer has it: the answer lists the part asked for (or later).
+                let got = try #require(answer.lastPart)
+                #expect(got.mediaSequenceNumber > next.0 || got.mediaSequenceNumber == next.0 && got.partIndex >= next.1,
+                        "asked \(next), the answer ends at \(got)")
+                #expect(answer.preloadHints.count == 1)
+                atEdge = atEdge || seconds > 0.2
+                if atEdge { waits.append(seconds) }
+                // The hinted part is held until it is complete, then served whole.
+                if let hint = answer.preloadHints.first?.uri, waits.count == 3 {
+                    let part = try RawHTTP.request(port: port, "/" + hint, timeout: 10)
+                    #expect(part.status == 200 && part.body.count > 100, "hinted \(hint): \(part.status)")
+                    #expect(part.body == (try? Data(contentsOf: output.deletingLastPathComponent().appendingPathComponent(hint))))
+                }
+                current = answer
+            }
+            // At the edge the parts come as the input's 1 s segments arrive, two at a time: an
+            // answer waits about a second, or nothing — never a reload interval on top.
+            waits.sort()
+            #expect(waits.count == 8, "waits at the live edge: \(waits)")
+            #expect(waits.last ?? 9 < 1.6 && waits[waits.count / 2] < 1.1, "waits \(waits)")
+            // Ctrl-C: a finished, playable output (exit 130, as for every interrupted run).
+            child.send(SIGINT)
+            let ended = await child.wait(timeout: .seconds(20))
+            #expect(ended.exitedNormally && ended.status == 130, "\(ended.summary)")
+            #expect(try String(contentsOf: output, encoding: .utf8).contains("#EXT-X-ENDLIST"))
+            let lint = try await LiveFilter.run(["lint", output.path])
+            #expect(lint.succeeded, "\(lint.stdoutText)")
+        }
+
+        @Test("a ladder with parts on every rung and the audio rendition: rendition reports, segments are their parts, plays in ffprobe",
+              .timeLimit(.minutes(2)))
+        func ladderWithParts() async throws {
+            let sandbox = try Sandbox("ll-ladder")
+            defer { sandbox.remove() }
+            let master = sandbox.file("out/master.m3u8")
+            let report = sandbox.file("report.json")
+            let result = try await LiveFilter.run(["run", Paths.sample("landscape.mp4").path, "-o", master.path,
+                                                   "--rendition", "640x360@800k", "--rendition", "320x180@300k",
+                                                   "--hls-time", "2", "--hls-part", "0.5", "--hls-playlist", "event",
+                                                   "--hls-segment-type", "fmp4", "--encoder-preset", "ultrafast",
+                                                   "--report", report.path, "-q"])
+            try LiveFilter.requireSuccess(result)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])
+            #expect((json["warnings"] as? [String] ?? []).isEmpty, "\(json["warnings"] ?? "")")
+            let folder = master.deletingLastPathComponent()
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".m3u8") && $0 != "master.m3u8" }.sorted()
+            #expect(names.count == 3, "two rungs and the audio rendition: \(names)")
+            for name in names {
+                let url = folder.appendingPathComponent(name)
+                let playlist = try Self.media(url)
+                #expect(playlist.partTarget == 0.5, "\(name)")
+                #expect(Set(playlist.renditionReports.map(\.uri)) == Set(names.filter { $0 != name }), "\(name): \(playlist.renditionReports)")
+                for segment in playlist.segments {
+                    #expect(!segment.parts.isEmpty, "\(name) \(segment.uri) has parts")
+                    var joined = Data()
+                    for part in segment.parts { joined += try Data(contentsOf: folder.appendingPathComponent(part.uri)) }
+                    #expect(joined == (try Data(contentsOf: folder.appendingPathComponent(segment.uri))), "\(name) \(segment.uri)")
+                }
+                let lint = try await LiveFilter.run(["lint", url.path])
+                #expect(lint.succeeded, "\(name): \(lint.stdoutText)")
+            }
+            // The whole ladder, parts unknown to ffmpeg's reader: every picture of 5 s at the source's 30 fps.
+            let frames = try await ffprobe(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                                            "-of", "csv=p=0", folder.appendingPathComponent(names[0]).path])
+            #expect(frames.stdoutText.split(separator: "\n").first == "150", "\(frames.stdoutText)")
+        }
+
+        @Test("an MPEG-TS input to fMP4 HLS copies its ADTS AAC with an AudioSpecificConfig: the audio decodes")
+        func transportStreamAudioIntoFragmentedMP4() async throws {
+            let sandbox = try Sandbox("ll-adts")
+            defer { sandbox.remove() }
+            let output = sandbox.file("out/index.m3u8")
+            let result = try await LiveFilter.run(["run", Paths.sample("transport.ts").path, "-o", output.path,
+                                                   "--hls-segment-type", "fmp4", "--encoder-preset", "ultrafast", "-q"])
+            try LiveFilter.requireSuccess(result)
+            let audio = try await ffprobe(["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name,profile,sample_rate,channels",
+                                           "-of", "csv=p=0", output.path])
+            let source = try await ffprobe(["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name,profile,sample_rate,channels",
+                                            "-of", "csv=p=0", Paths.sample("transport.ts").path])
+            #expect(audio.stdoutText.split(separator: "\n").first == source.stdoutText.split(separator: "\n").first, "\(audio.stdoutText)")
+            let decode = try await ffmpeg(["-i", output.path, "-map", "0:a", "-f", "null", "-"])
+            #expect(decode.stderrText.isEmpty, "\(decode.stderrText)")
+        }
+    }
+}
