@@ -115,7 +115,12 @@ extension Encoder {
                 av_opt_set(priv, "nal-hrd", "cbr", 0)
             }
             if settings.fixedKeyframeCadence { av_opt_set(priv, "forced-idr", "1", 0) }
-            if settings.lowDelay { params += ["bframes=0", "rc-lookahead=0", "sync-lookahead=0", "sliced-threads=1"] }
+            if settings.lowDelay {
+                // x264's own low-latency tune; FFmpeg's wrapper would otherwise pick frame threads
+                // from the context's thread type, each holding a picture back.
+                av_opt_set(priv, "tune", "zerolatency", 0)
+                ctx.pointee.thread_type = FF_THREAD_SLICE
+            }
             if !params.isEmpty { av_opt_set(priv, "x264-params", params.joined(separator: ":"), 0) }
         }
     }

@@ -77,10 +77,10 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     public var constantBitRate = false
     /// Forces a fixed keyframe cadence (no scene-cut keyframes), as HLS segmenting needs.
     public var fixedKeyframeCadence = false
-    /// Each picture's packet comes out before the next picture goes in: no B-frames, no look-ahead
-    /// (so no macroblock tree), slice threads instead of frame threads — x264's `zerolatency` tune
-    /// without its constant-frame-rate flag (the tick grid is one already). For LL-HLS parts, which
-    /// are published the moment their last picture is encoded; costs some quality per bit.
+    /// Each picture's packet comes out before the next picture goes in: x264's `zerolatency` tune
+    /// (no B-frames, no look-ahead and so no macroblock tree, slice threads instead of frame
+    /// threads). For LL-HLS parts, which are published the moment their last picture is encoded;
+    /// costs some quality per bit.
     public var lowDelay = false
 
     public init() {}

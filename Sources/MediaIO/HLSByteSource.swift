@@ -139,7 +139,9 @@ final class HLSByteSource {
     /// The AVIO read: up to `size` bytes into `destination`; `AVERROR_EOF` at the run's end.
     func read(_ destination: UnsafeMutablePointer<UInt8>, _ size: Int32) -> Int32 {
         while bufferOffset == buffer.count {
-            if runEnded { return lf_averror_eof() }
+            // AVIO asks again after an end of file: the pause lasts until the demuxer has given up
+            // everything (`av_read_frame` returned the end) and the caller has cleared it.
+            if runEnded || pausedAtSegmentEnd { return lf_averror_eof() }
             if afterSegmentEnd, pausesAtSegmentEnds, reader.feed.wouldWait {
                 afterSegmentEnd = false
                 pausedAtSegmentEnd = true

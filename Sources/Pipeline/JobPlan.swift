@@ -278,8 +278,10 @@ public struct JobPlan: Sendable {
                 // between, and no interval keyframe inside the longest segment the schedule cuts.
                 settings.fixedKeyframeCadence = true
                 settings.keyframeInterval = .frames(Int(segments.longestSegmentTicks))
-                // A part is published when its last picture is encoded: no encoder delay.
-                if options.partDuration != nil, options.playlistType != .vod { settings.lowDelay = true }
+                // A live output's segment (or LL-HLS part) is published when its last picture is
+                // encoded: no encoder delay, or the last pictures of each input segment would wait
+                // for the next one to push them out of x264's look-ahead.
+                if options.playlistType != .vod, options.partDuration != nil || input.isLive { settings.lowDelay = true }
                 let playlist = ladder ? (folder.isEmpty ? "" : folder + "/") + "\(stem)_\(size.width)x\(size.height).m3u8"
                                       : configuration.output
                 renditions.append(RenditionPlan(size: size, bitRate: rung.bitRate, encoder: settings, playlistPath: playlist))

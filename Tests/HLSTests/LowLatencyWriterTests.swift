@@ -1,3 +1,4 @@
+import Filters
 import Foundation
 import HLS
 import MediaIO
@@ -167,6 +168,30 @@ struct LowLatencyWriterTests {
         let text = try String(contentsOfFile: playlistPath, encoding: .utf8)
         #expect(!text.contains("EXT-X-PART"), "\(text)")
         #expect(!folder.files().contains { $0.contains(".p0.") })
+    }
+
+    /// A part is only as quick as the encoder: with `lowDelay`, x264 hands back each picture's
+    /// packet before the next picture is sent (no look-ahead, no B-frames, no frame threads).
+    @Test func aLowDelayEncoderReturnsEachPictureAtOnce() throws {
+        var settings = VideoEncoderSettings()
+        settings.speedPreset = .veryfast
+        settings.lowDelay = true
+        let size = SyntheticStream.size
+        let encoder = try Encoder.h264(size: size, frameRate: Rational(30, 1), timeBase: Rational(1, 30), color: .bt709,
+                                       settings: settings, globalHeader: true)
+        let converter = try RGBToFrame(size: size, color: .bt709)
+        let image = RGBImage(size: size)
+        var late: [Int] = []
+        for i in 0..<45 {
+            SyntheticStream.paint(image, frame: i)
+            let frame = try converter.convert(image)
+            frame.presentationTimestamp = Int64(i)
+            try encoder.send(frame)
+            var received: [Int64] = []
+            while case let .packet(p) = try encoder.receive() { received.append(p.presentationTimestamp ?? -1) }
+            if received != [Int64(i)] { late.append(i) }
+        }
+        #expect(late.isEmpty, "pictures whose packet did not come back at once: \(late)")
     }
 
     @Test func partDurationsOutsideTheirRangeAreRefused() {
