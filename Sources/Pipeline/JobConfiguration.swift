@@ -222,6 +222,15 @@ public struct JobSummary: Sendable {
     public var inputWasLive = false
     /// An HLS input: what our reader did (reloads, retries, skipped segments).
     public var hlsInput: HLSInputStatistics?
+    /// LL-HLS output of a live input: how long after its last picture each part was published,
+    /// counted from that picture's tick (the display link had it) and from its input packet's arrival.
+    public var partLatency: PartLatency?
+
+    public struct PartLatency: Sendable {
+        public var parts: Int
+        public var fromTickP50: Double, fromTickP95: Double
+        public var fromInputP50: Double, fromInputP95: Double
+    }
     /// Every playlist written (HLS), master first.
     public var outputs: [String] = []
     /// HLS: each media playlist as a master lists it (measured bit rates, size, rate, codecs).

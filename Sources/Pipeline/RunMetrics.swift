@@ -13,6 +13,8 @@ final class RunMetrics: @unchecked Sendable {
     private let framesIn, framesOut, ticks, repeated, dropped, stalls, bytes, segments: Counter
     private let finished, speed, latency: Gauge
     private let latencyHistogram: Metrics.Timer
+    private let parts: Counter
+    private let partLatency: Metrics.Timer
     private var stageSeconds: [StageTimings.Stage: FloatingPointCounter] = [:]
     private var stageMs: [StageTimings.Stage: Gauge] = [:]
     private var filterSeconds: [String: FloatingPointCounter] = [:]
@@ -43,6 +45,8 @@ final class RunMetrics: @unchecked Sendable {
         speed = Gauge(label: "livefilter_speed", dimensions: dimensions)
         latency = Gauge(label: "livefilter_latency_seconds", dimensions: dimensions)
         latencyHistogram = Metrics.Timer(label: "livefilter_segment_latency_seconds", dimensions: dimensions)
+        parts = counter("livefilter_parts_written_total")
+        partLatency = Metrics.Timer(label: "livefilter_part_latency_seconds", dimensions: dimensions)
         finished.record(0)
     }
 
@@ -86,6 +90,12 @@ final class RunMetrics: @unchecked Sendable {
         if p.phase != .running { finished.record(1) }
     }
 
+    /// An LL-HLS part was published; `latency`: since its last picture's input arrived (live inputs).
+    func partPublished(latency: Duration?) {
+        parts.increment()
+        if let latency { partLatency.recordNanoseconds(Int64(latency.seconds * 1e9)) }
+    }
+
     /// A live input delivered nothing new for a tick after delivering frames: one stall begins.
     func inputStalled() { stalls.increment() }
 
@@ -105,7 +115,7 @@ final class RunMetrics: @unchecked Sendable {
 /// Bounded: the newest 8192 packets.
 final class ArrivalLog: @unchecked Sendable {
     private var entries: [(pts: Int64, uptime: UInt64)] = []
-    private var shown: [(tick: Int64, uptime: UInt64, pts: Int64)] = []
+    private var shown: [(tick: Int64, uptime: UInt64, pts: Int64, at: UInt64)] = []
     private let lock = NSLock()
     private let capacity = 8192
 
@@ -121,7 +131,7 @@ final class ArrivalLog: @unchecked Sendable {
     func shown(tick: Int64, framePts: Int64) {
         lock.lock(); defer { lock.unlock() }
         guard let arrival = entries.last(where: { $0.pts == framePts })?.uptime else { return }
-        shown.append((tick, arrival, framePts))
+        shown.append((tick, arrival, framePts, DispatchTime.now().uptimeNanoseconds))
         if shown.count > capacity { shown.removeFirst(shown.count - capacity / 2) }
     }
 
@@ -129,6 +139,15 @@ final class ArrivalLog: @unchecked Sendable {
     func framePts(shownAt tick: Int64) -> Int64? {
         lock.lock(); defer { lock.unlock() }
         return shown.last(where: { $0.tick <= tick })?.pts
+    }
+
+    /// For a part ending at `tick`, published now: the time since that tick ran, and since the input
+    /// packet of its picture arrived.
+    func latency(ofPartEndingAt tick: Int64) -> (fromTick: Duration, fromInput: Duration)? {
+        let now = DispatchTime.now().uptimeNanoseconds
+        lock.lock(); defer { lock.unlock() }
+        guard let entry = shown.last(where: { $0.tick <= tick }), now >= entry.at, now >= entry.uptime else { return nil }
+        return (.nanoseconds(Int64(now - entry.at)), .nanoseconds(Int64(now - entry.uptime)))
     }
 
     /// The latency of an output segment starting at `tick`, published now.

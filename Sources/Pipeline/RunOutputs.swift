@@ -15,6 +15,11 @@ final class RunOutputs: @unchecked Sendable {
     private let plan: JobPlan
     private let hls: [(writer: HLSWriter, uri: String)]
 
+    /// Calls `body` after every LL-HLS part the first rendition publishes (one rung stands for all).
+    func onPartPublished(_ body: @escaping @Sendable (HLSPartRecord) -> Void) {
+        hls.first?.writer.onPartPublished = { record, _ in body(record) }
+    }
+
     /// Calls `body` after every video segment any rendition publishes during the run.
     func onSegmentPublished(_ body: @escaping @Sendable (HLSSegmentRecord) -> Void) {
         for (writer, _) in hls { writer.onSegmentPublished = body }

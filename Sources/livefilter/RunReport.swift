@@ -35,6 +35,13 @@ struct RunReport: Encodable {
     var chainChanges: [ChainChange]?
     /// An HLS input: what the reader did.
     var hlsInput: HLSInputReport?
+    /// LL-HLS output of a live input: part published − its last picture's tick, and − its input's arrival (seconds).
+    var partLatency: PartLatencyReport?
+
+    struct PartLatencyReport: Encodable {
+        var parts: Int
+        var fromTickP50: Double, fromTickP95: Double, fromInputP50: Double, fromInputP95: Double
+    }
 
     struct HLSInputReport: Encodable {
         var playlistReloads: Int
@@ -110,6 +117,10 @@ struct RunReport: Encodable {
                            segmentsSkipped: $0.segmentsSkipped, gapsSkipped: $0.gapsSkipped, restarts: $0.restarts,
                            bytesRead: $0.bytesRead, reloadDelayP50: $0.discoveryDelayP50?.rounded(to: 3),
                            reloadDelayP95: $0.discoveryDelayP95?.rounded(to: 3))
+        }
+        partLatency = s.partLatency.map {
+            PartLatencyReport(parts: $0.parts, fromTickP50: $0.fromTickP50.rounded(to: 3), fromTickP95: $0.fromTickP95.rounded(to: 3),
+                              fromInputP50: $0.fromInputP50.rounded(to: 3), fromInputP95: $0.fromInputP95.rounded(to: 3))
         }
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
