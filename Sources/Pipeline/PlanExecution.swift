@@ -47,7 +47,7 @@ final class PlanExecution {
     private let stopDeadline = StopDeadline()
     private var summary: JobSummary
     /// LL-HLS parts' latencies (live inputs), summarised when the run ends.
-    private let partLatencies: Mutex<[(fromTick: Double, fromInput: Double)]>
+    private let partLatencies: PartLatencyLog
     /// What an HLS input's reader did, read when the run ends.
     private let inputStatistics: () -> HLSInputStatistics?
 
@@ -70,12 +70,12 @@ final class PlanExecution {
         if let arrivals, let clock = demuxer.sourceClock {
             outputs.useSourceDates { tick in arrivals.framePts(shownAt: tick).flatMap { clock.date(ofVideoTimestamp: $0) } }
         }
-        let partLatencies = Mutex<[(fromTick: Double, fromInput: Double)]>([])
+        let partLatencies = PartLatencyLog()
         self.partLatencies = partLatencies
         outputs.onPartPublished { [metrics, arrivals] record in
             let latency = arrivals?.latency(ofPartEndingAt: record.lastTick)
             metrics.partPublished(latency: latency?.fromInput)
-            if let latency { partLatencies.withLock { $0.append((latency.fromTick.seconds, latency.fromInput.seconds)) } }
+            if let latency { partLatencies.record(fromTick: latency.fromTick, fromInput: latency.fromInput) }
         }
         outputs.onSegmentPublished { [metrics, arrivals, log] record in
             let latency = arrivals?.latency(ofSegmentStartingAt: record.startTick)
@@ -168,16 +168,7 @@ final class PlanExecution {
             throw asMediaError(error)
         }
         summary.hlsInput = inputStatistics()
-        let latencies = partLatencies.withLock { $0 }
-        if !latencies.isEmpty {
-            func percentile(_ values: [Double], _ p: Double) -> Double {
-                let sorted = values.sorted()
-                return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
-            }
-            let tick = latencies.map(\.fromTick), input = latencies.map(\.fromInput)
-            summary.partLatency = JobSummary.PartLatency(parts: latencies.count, fromTickP50: percentile(tick, 0.5), fromTickP95: percentile(tick, 0.95),
-                                                         fromInputP50: percentile(input, 0.5), fromInputP95: percentile(input, 0.95))
-        }
+        summary.partLatency = partLatencies.summary
         summary.outputs = outputs.playlists
         summary.hlsRenditions = outputs.hlsRenditions
         summary.warnings += outputs.lint()

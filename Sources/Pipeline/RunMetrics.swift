@@ -110,6 +110,27 @@ final class RunMetrics: @unchecked Sendable {
     }
 }
 
+/// Each LL-HLS part's latency, for the run's summary (a part every ~0.5 s: a list is fine).
+final class PartLatencyLog: Sendable {
+    private let values = Mutex<[(fromTick: Double, fromInput: Double)]>([])
+
+    func record(fromTick: Duration, fromInput: Duration) {
+        values.withLock { $0.append((fromTick.seconds, fromInput.seconds)) }
+    }
+
+    var summary: JobSummary.PartLatency? {
+        let all = values.withLock { $0 }
+        guard !all.isEmpty else { return nil }
+        func percentile(_ values: [Double], _ p: Double) -> Double {
+            let sorted = values.sorted()
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+        }
+        let tick = all.map(\.fromTick), input = all.map(\.fromInput)
+        return JobSummary.PartLatency(parts: all.count, fromTickP50: percentile(tick, 0.5), fromTickP95: percentile(tick, 0.95),
+                                      fromInputP50: percentile(input, 0.5), fromInputP95: percentile(input, 0.95))
+    }
+}
+
 /// When each video packet of a live input arrived, so a segment's latency can be measured from the
 /// arrival of its first picture's input (input segment published → output segment written).
 /// Bounded: the newest 8192 packets.
