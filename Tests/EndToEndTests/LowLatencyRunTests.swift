@@ -77,10 +77,11 @@ extension EndToEnd {
                 current = answer
             }
             // At the edge the parts come as the input's 1 s segments arrive, two at a time: an
-            // answer waits about a second, or nothing — never a reload interval on top.
+            // answer waits about a second (the next input segment, then its work), or nothing —
+            // never a polling interval on top. Margins for a loaded machine.
             waits.sort()
             #expect(waits.count == 8, "waits at the live edge: \(waits)")
-            #expect(waits.last ?? 9 < 1.6 && waits[waits.count / 2] < 1.1, "waits \(waits)")
+            #expect(waits.last ?? 9 < 1.8 && waits[waits.count / 2] < 1.4, "waits \(waits)")
             // Ctrl-C: a finished, playable output (exit 130, as for every interrupted run).
             child.send(SIGINT)
             let ended = await child.wait(timeout: .seconds(20))
