@@ -22,7 +22,8 @@ packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswres
           libavutil-dev libx264-dev libfreetype-dev libpng-dev fonts-dejavu-core pkg-config ffmpeg git ca-certificates time)
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
-               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 python3-pip mate-backgrounds qemu-user)
+               gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 python3-pip mate-backgrounds qemu-user
+               mpv vlc-bin vlc-plugin-base)
 fi
 
 missing=()

@@ -145,6 +145,69 @@ extension EndToEnd {
             #expect(frames.stdoutText.split(separator: "\n").first == "150", "\(frames.stdoutText)")
         }
 
+        static func tool(_ name: String) -> URL? {
+            ["/usr/bin/", "/usr/local/bin/", "/usr/sbin/"].map { URL(fileURLWithPath: $0 + name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        }
+
+        func frames(_ file: URL) async throws -> Int? {
+            let probe = try await ffprobe(["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                                           "-of", "csv=p=0", file.path])
+            return probe.stdoutText.split(separator: "\n").first.flatMap { Int($0) }
+        }
+
+        @Test("LL-HLS output plays, parts ignored, in GStreamer, mpv and VLC: every picture",
+              .enabled(if: tool("gst-launch-1.0") != nil && tool("mpv") != nil && tool("cvlc") != nil,
+                       "needs GStreamer, mpv and VLC: LIVEFILTER_PLAYERS=1 scripts/install-deps.sh"),
+              .timeLimit(.minutes(3)))
+        func independentPlayers() async throws {
+            let sandbox = try Sandbox("ll-players")
+            defer { sandbox.remove() }
+            let output = sandbox.file("ll/index.m3u8")
+            try LiveFilter.requireSuccess(try await LiveFilter.run(["run", Paths.sample("landscape.mp4").path, "-o", output.path,
+                                                                    "--hls-time", "2", "--hls-part", "0.5", "--hls-playlist", "event",
+                                                                    "--hls-segment-type", "fmp4", "--encoder-preset", "ultrafast", "-q"]))
+            // The reference for VLC: ffmpeg's own HLS of the same clip (VLC's transcoding drops a few
+            // pictures at the ends of any input).
+            let reference = sandbox.file("ffmpeg/index.m3u8")
+            try FileManager.default.createDirectory(at: reference.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try await ffmpeg(["-i", Paths.sample("landscape.mp4").path, "-c:v", "libx264", "-preset", "ultrafast", "-f", "hls", "-hls_time", "2",
+                              "-hls_segment_type", "fmp4", "-hls_playlist_type", "event", reference.path])
+            let expected = 150  // samples/landscape.mp4: 5 s at 30 fps
+
+            // GStreamer: its own HLS demuxer (hlsdemux), every picture decoded.
+            let gst = try await Subprocess.run(Self.tool("gst-launch-1.0")!, ["filesrc", "location=\(output.path)", "!", "hlsdemux", "!", "qtdemux",
+                                                                          "!", "h264parse", "!", "avdec_h264", "!", "fakesink", "silent=false", "-v"],
+                                               timeout: .seconds(60))
+            let decoded = gst.stdoutText.split(separator: "\n").filter { $0.contains("fakesink0") && $0.contains("chain") }.count
+            #expect(gst.succeeded && decoded == expected, "GStreamer decoded \(decoded): \(gst.summary)")
+
+            // mpv: played through, every picture written out by its encoding mode.
+            let played = sandbox.file("mpv.nut")
+            let mpv = try await Subprocess.run(Self.tool("mpv")!, ["--no-config", "--really-quiet", "--ao=null", output.path, "--o=\(played.path)",
+                                                                "--of=nut", "--ovc=rawvideo"], timeout: .seconds(90))
+            let mpvFrames = try await frames(played)
+            #expect(mpv.succeeded && mpvFrames == expected, "mpv played \(mpvFrames ?? -1): \(mpv.summary)")
+
+            // VLC (its own adaptive-streaming module), as the same player plays ffmpeg's HLS. VLC
+            // refuses to run as root: as nobody, on files nobody may read.
+            func vlc(_ playlist: URL, _ name: String) async throws -> Int? {
+                let out = sandbox.file(name)
+                var arguments = ["-I", "dummy", "--no-audio", "--play-and-exit", playlist.path,
+                                 "--sout", "#transcode{vcodec=h264,venc=x264{preset=ultrafast}}:std{access=file,mux=ts,dst=\(out.path)}"]
+                var executable = Self.tool("cvlc")!
+                if getuid() == 0, let runuser = Self.tool("runuser") {
+                    arguments = ["-u", "nobody", "--", executable.path] + arguments
+                    executable = runuser
+                }
+                _ = try await Subprocess.run(executable, arguments, timeout: .seconds(90))
+                return try await frames(out)
+            }
+            // Readable and writable by nobody (the sandbox is root's).
+            _ = try await Subprocess.run(URL(fileURLWithPath: "/bin/chmod"), ["-R", "a+rwX", sandbox.url.path], timeout: .seconds(10))
+            let ours = try await vlc(output, "vlc-ours.ts"), theirs = try await vlc(reference, "vlc-ffmpeg.ts")
+            #expect(ours != nil && ours == theirs && (ours ?? 0) >= expected - 6, "VLC: ours \(ours ?? -1), ffmpeg's \(theirs ?? -1)")
+        }
+
         @Test("an MPEG-TS input to fMP4 HLS copies its ADTS AAC with an AudioSpecificConfig: the audio decodes")
         func transportStreamAudioIntoFragmentedMP4() async throws {
             let sandbox = try Sandbox("ll-adts")
