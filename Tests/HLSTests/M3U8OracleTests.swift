@@ -1,5 +1,6 @@
 import Foundation
 import HLS
+import MediaIO
 import Testing
 
 /// Our parser against an independent one: the `m3u8` Python package (PyPI; globocom/m3u8), through
@@ -29,6 +30,32 @@ struct M3U8OracleTests {
         for (name, path) in zip(texts.keys.sorted(), paths) {
             let theirs = try #require(oracle[path], "m3u8 read \(name)")
             try M3U8Oracle.compare(try parseMedia(texts[name]!), theirs, name)
+        }
+    }
+}
+
+extension M3U8OracleTests {
+    /// What our LL-HLS writer publishes — mid-run (the open segment's parts, the preload hint) and
+    /// at the end — reads the same in the independent parser.
+    @Test func livefiltersLowLatencyPlaylistsReadTheSame() throws {
+        let folder = try ScratchFolder("m3u8-oracle-ll")
+        defer { folder.remove() }
+        let playlistPath = folder.path + "/ll.m3u8"
+        let writer = try HLSWriter(playlistPath: playlistPath,
+                                   options: HLSOutputOptions(segmentDuration: 2, playlistType: .event, segmentType: .fmp4, partDuration: 0.5),
+                                   overwrite: false)
+        let log = LowLatencyWriterTests.Publications(folder: folder.path)
+        writer.onFilePublished = { log.published($0) }
+        try SyntheticStream.write(into: writer, seconds: 5, lowDelay: true)
+        let texts = log.events.compactMap(\.playlist)
+        // Every third version, and the last: open parts, complete segments with parts, the end.
+        let chosen = Array(texts.enumerated().filter { $0.offset % 3 == 1 }.map(\.element).prefix(5)) + [texts.last!]
+        let paths = chosen.indices.map { folder.path + "/version\($0).txt" }
+        for (text, path) in zip(chosen, paths) { try text.write(toFile: path, atomically: true, encoding: .utf8) }
+        let oracle = try M3U8Oracle.read(paths)
+        for (text, path) in zip(chosen, paths) {
+            let theirs = try #require(oracle[path])
+            try M3U8Oracle.compare(try parseMedia(text), theirs, (path as NSString).lastPathComponent + "\n" + text)
         }
     }
 }
