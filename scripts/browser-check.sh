@@ -2,7 +2,7 @@
 # Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
 # that its clock advances.
 #
-#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control]
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control] [--ll]
 #
 # 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
 # 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8` (with --shards N: split into
@@ -21,6 +21,13 @@
 #    the chain's numeric parameters as sliders; the check moves the first slider as a user would
 #    (an input event), and passes when PUT /chain answered "applied at tick N" and GET /chain shows
 #    the new value; prints `browser-check: control {...}`.
+# --ll: Low-Latency HLS in hls.js: `livefilter run --realtime --serve` with 0.5 s parts in 2 s fMP4
+#    segments on a clip it makes (N+15 s long; --seconds N, default 60), opened once the playlist
+#    lists a whole segment; the page plays it with hls.js (scripts/install-hlsjs.sh; LIVEFILTER_HLSJS). Samples
+#    window.livefilterStats every 0.5 s for N s and prints `browser-check: ll {...}`: the hls.js
+#    version, hls.latency p50/p95 and the playing date's lag behind the wall clock p50/p95 (both over
+#    the samples after the first 10 s), stalls, errors (fatal ones apart), frames. Passes when hls.js
+#    played, frames advanced and no error was fatal.
 #
 # Exit 0 played, 1 did not play (the samples are printed), 77 skipped (no chromium and --no-install,
 # or no python3). LIVEFILTER_BIN picks the binary (default: a release build in .build).
@@ -28,12 +35,13 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 install=1
-seconds=6
+seconds=""
 input="$root/samples/landscape.mp4"
 chain="mirror | blur 2"
 shards=0
 chart=0
 control=0
+ll=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-install) install=0 ;;
@@ -43,13 +51,15 @@ while [[ $# -gt 0 ]]; do
         --shards) shards="$2"; shift ;;
         --live-chart) chart=1 ;;
         --live-control) chart=1; control=1 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        --ll) ll=1 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
     esac
     shift
 done
 
 say() { echo "browser-check: $*"; }
+if [[ -z "$seconds" ]]; then seconds=$([[ "$ll" -eq 1 ]] && echo 60 || echo 6); fi
 
 browser="$(command -v chromium || true)"
 if [[ -z "$browser" ]]; then
@@ -76,7 +86,12 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir "$work/hls"
-if [[ "$chart" -eq 1 ]]; then
+if [[ "$ll" -eq 1 ]]; then
+    ffmpeg -v error -f lavfi -i testsrc2=size=640x360:rate=30 -t "$((seconds + 15))" -c:v libx264 -preset ultrafast -g 30 -pix_fmt yuv420p "$work/clip.mp4"
+    "$bin" run "$work/clip.mp4" -o "$work/hls/index.m3u8" --chain "$chain" --realtime --serve 127.0.0.1:0 \
+        --hls-time 2 --hls-part 0.5 --hls-segment-type fmp4 --quiet >"$work/serve.log" 2>&1 &
+    server_pid=$!
+elif [[ "$chart" -eq 1 ]]; then
     ffmpeg -v error -f lavfi -i testsrc2=size=640x360:rate=30 -t 30 -c:v libx264 -preset ultrafast -g 30 -pix_fmt yuv420p "$work/clip.mp4"
     control_args=()
     if [[ "$control" -eq 1 ]]; then control_args=(--control 127.0.0.1:0); fi
@@ -92,7 +107,7 @@ else
     "$bin" run "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --quiet
 fi
 
-if [[ "$chart" -eq 0 ]]; then
+if [[ "$chart" -eq 0 && "$ll" -eq 0 ]]; then
     "$bin" serve "$work/hls" --listen 127.0.0.1:0 >"$work/serve.log" 2>&1 &
     server_pid=$!
 fi
@@ -107,11 +122,29 @@ if [[ -z "$url" ]]; then say "FAILED: livefilter serve did not start: $(cat "$wo
 status=0
 say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seconds}s"
 CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 40))" \
-    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" <<'PY' || status=$?
+    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" "$ll" <<'PY' || status=$?
 import base64, json, os, select, signal, struct, subprocess, sys, time, urllib.request, zlib
 
 url, seconds, profile = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 want_chart, chart_png, want_control = sys.argv[4] == "1", sys.argv[5], sys.argv[6] == "1"
+want_ll = sys.argv[7] == "1"
+
+def percentile(values, p):
+    """Nearest rank; None for no values."""
+    if not values: return None
+    values = sorted(values)
+    return round(values[max(0, min(len(values) - 1, int(-(-p * len(values) // 100)) - 1))], 3)
+
+if want_ll:
+    # Open the page once the live playlist lists a whole segment: the check measures playback, not the
+    # stream's first seconds (a playlist of parts only is hls.js's levelEmptyError, and each stall
+    # then raises its target latency by liveSyncOnStallIncrease, 1 s, for the rest of the session).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if b"#EXTINF" in urllib.request.urlopen(url + "index.m3u8", timeout=5).read(): break
+        except Exception: pass
+        time.sleep(0.2)
 
 def png_pixels(data):
     """(width, height, rows of (r, g, b)) of an 8-bit RGB or RGBA PNG, as Chromium writes them."""
@@ -194,18 +227,40 @@ try:
     call("Emulation.setDeviceMetricsOverride", {"width": 1400, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
     expression = ("JSON.stringify(Object.assign({}, window.livefilterStats || {}, {title: document.title,"
                   " width: (document.querySelector('video') || {}).videoWidth,"
-                  " height: (document.querySelector('video') || {}).videoHeight}))")
+                  " height: (document.querySelector('video') || {}).videoHeight, now: Date.now()}))")
     start = time.monotonic()
     while time.monotonic() - start < seconds:
         time.sleep(0.5)
         value = call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session)["result"].get("value")
         sample = json.loads(value or "{}")
+        sample["elapsed"] = time.monotonic() - start
         samples.append(sample)
+        if want_ll: continue
         times = [s.get("currentTime") or 0 for s in samples]
         if (sample.get("frames") or 0) > 0 and len(times) >= 2 and times[-1] > times[0] and times[-1] >= 1.0:
             if not want_chart or (sample.get("chartSamples") or 0) >= 5:
                 ok = True
                 break
+    if want_ll:
+        steady = [s for s in samples if s["elapsed"] >= 10]
+        latencies = [s["latency"] for s in steady if s.get("latency") is not None]
+        lags = [(s["now"] - s["playingDate"]) / 1000 for s in steady if s.get("playingDate") and s.get("now")]
+        last = samples[-1] if samples else {}
+        first_frames = next((s.get("frames") or 0 for s in samples if (s.get("frames") or 0) > 0), 0)
+        details = {}
+        for e in last.get("errorLog") or []:
+            key = e["details"] + (" (fatal)" if e.get("fatal") else "")
+            details[key] = details.get(key, 0) + 1
+        report = {"hlsjs": last.get("hlsjs"), "seconds": seconds, "samples": len(samples), "steady_samples": len(steady),
+                  "latency_p50": percentile(latencies, 50), "latency_p95": percentile(latencies, 95),
+                  "lag_p50": percentile(lags, 50), "lag_p95": percentile(lags, 95),
+                  "stalls": last.get("stalls"), "errors": last.get("errors"), "fatal_errors": last.get("fatalErrors"),
+                  "error_details": details, "stall_at_s": [round((x["t"] - samples[0]["now"]) / 1000, 1) for x in last.get("stallLog") or []],
+                  "frames": last.get("frames"), "currentTime": last.get("currentTime"),
+                  "size": f"{last.get('width')}x{last.get('height')}"}
+        ok = bool(last.get("hlsjs") and (last.get("frames") or 0) > first_frames > 0 and not last.get("fatalErrors"))
+        report["ok"] = ok
+        print("browser-check: ll " + json.dumps(report))
     if ok and want_chart:
         rect = call("Runtime.evaluate", {"expression": "JSON.stringify(document.getElementById('chart').getBoundingClientRect())",
                                          "returnByValue": True}, session)["result"]["value"]
@@ -261,9 +316,12 @@ summary = {"ok": ok, "frames": last.get("frames"), "currentTime": last.get("curr
            "size": f"{last.get('width')}x{last.get('height')}", "error": last.get("error"), "samples": len(samples)}
 print("browser-check: stats " + json.dumps(summary))
 if not ok:
-    for s in samples: print("browser-check: sample " + json.dumps(s), file=sys.stderr)
+    for s in samples: print("browser-check: sample " + json.dumps({k: v for k, v in s.items() if k != "status"}), file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 
-if [[ $status -eq 0 ]]; then say "ok: the browser decoded frames and its clock advanced"; else say "FAILED: no playback"; fi
+if [[ $status -eq 0 && "$ll" -eq 1 ]]; then say "ok: hls.js played the Low-Latency HLS, no fatal error"
+elif [[ $status -eq 0 ]]; then say "ok: the browser decoded frames and its clock advanced"
+elif [[ "$ll" -eq 1 ]]; then say "FAILED: no LL playback with hls.js (or a fatal hls.js error)"
+else say "FAILED: no playback"; fi
 exit $status

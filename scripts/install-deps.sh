@@ -13,7 +13,9 @@
 #                                    # Slurm (slurmctld slurmd slurm-client munge) for the scale-out tests,
 #                                    # and qemu-user (runs the binary on an emulated CPU without AVX2),
 #                                    # and from PyPI the m3u8 package (the HLS tests' independent playlist
-#                                    # parser, scripts/m3u8-oracle.py), for the python3 on PATH
+#                                    # parser, scripts/m3u8-oracle.py), for the python3 on PATH, and
+#                                    # hls.js for the player page (scripts/install-hlsjs.sh: from the
+#                                    # gradio wheel on PyPI to /usr/local/share/livefilter/hls.min.js)
 #   source scripts/install-deps.sh   # from another script: also leaves /opt/swift/usr/bin on PATH
 #                                    # when `swift` was not already there (demo.sh and test.sh do this)
 set -euo pipefail
@@ -61,6 +63,13 @@ if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import m3u8' 2>/dev/nu
     python3 -m pip install --quiet 'm3u8==6.0.0' 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages 'm3u8==6.0.0' \
         || echo "install-deps: could not install m3u8; M3U8OracleTests will be skipped" >&2
+fi
+
+# hls.js for the player page (Low-Latency HLS in the browser). Not fatal: without it the page plays
+# HLS natively and the LL browser test is skipped, and says so.
+if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/install-hlsjs.sh" \
+        || echo "install-deps: could not install hls.js; the player page falls back to native HLS" >&2
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

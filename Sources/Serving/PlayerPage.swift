@@ -1,11 +1,16 @@
-/// The player page: native HLS in a `<video>` element (Safari, Chromium), with playback statistics a
-/// headless browser check reads from the title and `window.livefilterStats`. During `run --serve`
+import Foundation
+
+/// The player page: HLS in a `<video>` element, played by hls.js when the server has it (at
+/// `/hls.js`: `PlayerScript`) in its low-latency mode, else natively (Safari, Chromium), with
+/// playback statistics a headless browser check reads from the title and `window.livefilterStats`
+/// (with hls.js also its version, the player's latency behind the live edge, the playing
+/// program date, its error events and the stalls). During `run --serve`
 /// it also draws a live chart beside the video from `/status` once a second: output frames per
-/// second, end-to-end latency and dropped plus repeated ticks over the last two minutes. With
+/// second, end-to-end latency (and the player's, with hls.js) and dropped plus repeated ticks over the last two minutes. With
 /// `run --control` on the same port it has the chain's text field and a slider per numeric
 /// parameter; a change is sent to `PUT /chain` and shows the tick it took effect at.
 enum PlayerPage {
-    static func html(playlist: String, liveStatus: Bool, chainControl: Bool = false) -> String {
+    static func html(playlist: String, liveStatus: Bool, chainControl: Bool = false, hlsjs: Bool = false) -> String {
         let src = playlist.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "<", with: "%3C")
         return """
         <!doctype html>
@@ -13,13 +18,14 @@ enum PlayerPage {
         <head>
         <meta charset="utf-8">
         <title>livefilter</title>
+        \(hlsjs ? "<script src=\"/hls.js\"></script>" : "")
         <style>
           body { background: #111; color: #ddd; font: 14px system-ui, sans-serif; margin: 2em; }
           main { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
           video { max-width: 100%; background: #000; }
           #stats, #legend { font-family: ui-monospace, monospace; margin-top: 1em; }
           #chart { background: #1b1b1b; border: 1px solid #333; }
-          .fps { color: #4fc3f7; } .latency { color: #ffb74d; } .dropped { color: #ef5350; }
+          .fps { color: #4fc3f7; } .latency { color: #ffb74d; } .player { color: #ba68c8; } .dropped { color: #ef5350; }
           #control { margin-top: 1.5em; max-width: 640px; }
           #chainText { width: 100%; font: 13px ui-monospace, monospace; background: #1b1b1b; color: #ddd; border: 1px solid #444; padding: .4em; }
           #sliders label { display: grid; grid-template-columns: 10em 1fr 5em; gap: .6em; align-items: center; margin: .3em 0; font-family: ui-monospace, monospace; }
@@ -36,7 +42,7 @@ enum PlayerPage {
         </div>
         <div id="panel" hidden>
         <canvas id="chart" width="480" height="270"></canvas>
-        <div id="legend"><span class="fps">■ fps</span> · <span class="latency">■ latency s</span> · <span class="dropped">■ dropped+repeated ticks/s</span></div>
+        <div id="legend"><span class="fps">■ fps</span> · <span class="latency">■ latency s</span> · <span class="player">■ player latency s</span> · <span class="dropped">■ dropped+repeated ticks/s</span></div>
         <div id="now"></div>
         </div>
         </main>
@@ -50,21 +56,65 @@ enum PlayerPage {
         <script>
           const v = document.getElementById('v');
           const out = document.getElementById('stats');
-          window.livefilterStats = { frames: 0, currentTime: 0, error: null, retries: 0, chartSamples: 0, status: null };
+          window.livefilterStats = { frames: 0, currentTime: 0, error: null, retries: 0, chartSamples: 0, status: null,
+                                     hlsjs: null, latency: null, playingDate: null, errors: 0, fatalErrors: 0, errorLog: [], stalls: 0, stallLog: [] };
+          const stats = window.livefilterStats;
+          let hls = null, played = false;
           // The playlist may not exist yet (run --serve): retry every 2 s for a minute.
-          v.addEventListener('error', () => {
-            window.livefilterStats.error = v.error ? v.error.code + ' ' + v.error.message : 'error';
-            out.textContent = 'error: ' + window.livefilterStats.error;
+          function retry(reload) {
             document.title = 'livefilter error';
-            if (window.livefilterStats.retries++ < 30) setTimeout(() => { v.load(); v.play().catch(() => {}); }, 2000);
+            out.textContent = 'error: ' + stats.error;
+            if (stats.retries++ < 30) setTimeout(reload, 2000);
+          }
+          v.addEventListener('error', () => {
+            if (hls) return;  // hls.js reports its own errors (below) and owns the element's source
+            stats.error = v.error ? v.error.code + ' ' + v.error.message : 'error';
+            retry(() => { v.load(); v.play().catch(() => {}); });
           });
-          v.addEventListener('playing', () => { window.livefilterStats.error = null; });
+          v.addEventListener('playing', () => { stats.error = null; played = true; });
+          // A stall: the element waits for data after playback began.
+          v.addEventListener('waiting', () => {
+            if (!played) return;
+            stats.stalls++;
+            stats.stallLog.push({ currentTime: v.currentTime, t: Date.now() });
+            if (stats.stallLog.length > 50) stats.stallLog.shift();
+          });
+          if (window.Hls && Hls.isSupported()) {
+            // Low-Latency HLS: blocking playlist reloads, parts, the preload hint (hls.js 1.x).
+            const src = v.getAttribute('src');
+            v.removeAttribute('src');
+            stats.hlsjs = Hls.version;
+            // maxLiveSyncPlaybackRate: play up to 1.5x while behind the target latency (PART-HOLD-BACK),
+            // else the time start-up took stays as latency (hls.js's default, 1, never catches up).
+            // liveSyncOnStallIncrease: each stall raises that target by 0.25 s, not hls.js's 1 s: the
+            // first part or two at start-up often stall once or twice, and would cost a second or two
+            // for the whole session.
+            hls = new Hls({ lowLatencyMode: true, maxLiveSyncPlaybackRate: 1.5, liveSyncOnStallIncrease: 0.25 });
+            hls.on(Hls.Events.ERROR, (event, data) => {
+              stats.errors++;
+              if (data.fatal) stats.fatalErrors++;
+              stats.errorLog.push({ type: data.type, details: data.details, fatal: !!data.fatal, t: Date.now() });
+              if (stats.errorLog.length > 50) stats.errorLog.shift();
+              if (!data.fatal) return;
+              stats.error = 'hls.js ' + data.type + ' ' + data.details;
+              if (data.type === Hls.ErrorTypes.MEDIA_ERROR) { hls.recoverMediaError(); return; }
+              retry(() => { hls.loadSource(src); hls.startLoad(); });
+            });
+            hls.attachMedia(v);
+            hls.loadSource(src);
+          }
           function tick() {
             const q = v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality() : null;
             const frames = q ? q.totalVideoFrames : (v.webkitDecodedFrameCount || 0);
             window.livefilterStats.frames = frames;
             window.livefilterStats.currentTime = v.currentTime;
-            out.textContent = 'frames ' + frames + ' · time ' + v.currentTime.toFixed(2) + ' s · ' + v.videoWidth + 'x' + v.videoHeight;
+            if (hls) {
+              stats.latency = Number.isFinite(hls.latency) ? hls.latency : null;
+              const date = hls.playingDate;
+              stats.playingDate = date ? date.getTime() : null;
+            }
+            out.textContent = 'frames ' + frames + ' · time ' + v.currentTime.toFixed(2) + ' s · ' + v.videoWidth + 'x' + v.videoHeight +
+              (hls ? ' · hls.js ' + stats.hlsjs + ' · latency ' + (stats.latency == null ? '–' : stats.latency.toFixed(2) + ' s') : ' · native HLS');
             document.title = 'frames=' + frames + ' time=' + v.currentTime.toFixed(2);
             requestAnimationFrame(tick);
           }
@@ -85,18 +135,22 @@ enum PlayerPage {
             for (let i = 0; i <= 4; i++) { const y = pad + (H - 2 * pad) * i / 4; g.beginPath(); g.moveTo(left, y); g.lineTo(W - right, y); g.stroke(); }
             // Two scales: frames per second (and bad ticks per second) on the left, latency in seconds on the right.
             const fpsTop = Math.ceil(Math.max(30, ...samples.map(s => Math.max(s.fps, s.dropped))) * 1.1);
-            const latencyTop = Math.ceil(Math.max(4, ...samples.map(s => s.latency)) * 1.1);
+            const latencyTop = Math.ceil(Math.max(4, ...samples.map(s => Math.max(s.latency, s.player || 0))) * 1.1);
             g.font = '11px monospace';
             g.fillStyle = '#4fc3f7'; g.fillText(String(fpsTop), 4, pad + 4); g.fillText('fps', 4, pad + 16);
             g.fillStyle = '#ffb74d'; g.fillText(latencyTop + ' s', W - right + 4, pad + 4);
             g.fillStyle = '#888'; g.fillText('0', 4, H - pad + 4); g.fillText('last ' + span + ' s', W - right - 70, H - 6);
-            const series = [['fps', '#4fc3f7', fpsTop], ['latency', '#ffb74d', latencyTop], ['dropped', '#ef5350', fpsTop]];
+            const series = [['fps', '#4fc3f7', fpsTop], ['latency', '#ffb74d', latencyTop], ['player', '#ba68c8', latencyTop], ['dropped', '#ef5350', fpsTop]];
             for (const [key, color, top] of series) {
               g.strokeStyle = color; g.lineWidth = 2.5; g.beginPath();
+              // A sample without the value (the player's latency before hls.js knows it, or native HLS) breaks the line.
+              let drawing = false;
               samples.forEach((s, i) => {
+                if (s[key] == null) { drawing = false; return; }
                 const x = W - right - (samples.length - 1 - i) * (W - right - left) / span;
                 const y = H - pad - Math.min(1, s[key] / top) * (H - 2 * pad);
-                if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
+                if (!drawing) g.moveTo(x, y); else g.lineTo(x, y);
+                drawing = true;
               });
               g.stroke();
             }
@@ -112,6 +166,7 @@ enum PlayerPage {
                 samples.push({
                   fps: Math.max(0, (s.framesOut - previous.framesOut) / dt),
                   latency: s.latencySeconds || 0,
+                  player: stats.latency,
                   dropped: Math.max(0, (s.ticks.dropped + s.ticks.repeated - previous.bad) / dt),
                 });
                 if (samples.length > 120) samples.shift();
@@ -119,6 +174,7 @@ enum PlayerPage {
                 const last = samples[samples.length - 1];
                 document.getElementById('now').textContent =
                   last.fps.toFixed(1) + ' fps · latency ' + (s.latencySeconds == null ? '–' : s.latencySeconds.toFixed(2) + ' s') +
+                  (stats.latency == null ? '' : ' · player ' + stats.latency.toFixed(2) + ' s') +
                   ' · ' + s.ticks.dropped + ' dropped, ' + s.ticks.repeated + ' repeated · ' + s.phase;
                 draw();
               }
@@ -126,7 +182,11 @@ enum PlayerPage {
             } catch (e) { /* the run may have ended; keep the last picture */ }
             setTimeout(poll, 1000);
           }
-          if (live) { document.getElementById('panel').hidden = false; draw(); poll(); }
+          if (live) {
+            document.getElementById('panel').hidden = false;
+            if (!hls) document.querySelector('#legend .player').hidden = true;
+            draw(); poll();
+          }
 
           // Live chain control: GET /chain (livefilter.chain/1), PUT /chain with a chain or FILTER.key=value.
           const control = \(chainControl ? "true" : "false");
@@ -185,5 +245,19 @@ enum PlayerPage {
         </body>
         </html>
         """
+    }
+}
+
+/// hls.js for the player page, served at `/hls.js`: `LIVEFILTER_HLSJS`, else where
+/// scripts/install-hlsjs.sh puts it. Never in the repository; without it the page plays natively.
+public enum PlayerScript {
+    public static let defaultPath = "/usr/local/share/livefilter/hls.min.js"
+
+    /// The file to serve, or nil when there is none (the page then does not ask for it).
+    public static func hlsjs(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        let path = environment["LIVEFILTER_HLSJS"].flatMap { $0.isEmpty ? nil : $0 } ?? defaultPath
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
+        return path
     }
 }

@@ -46,6 +46,7 @@ public struct StaticFiles: Sendable {
         case "mkv": "video/x-matroska"
         case "html": "text/html; charset=utf-8"
         case "json": "application/json"
+        case "js", "mjs": "text/javascript; charset=utf-8"
         case "png": "image/png"
         case "vtt": "text/vtt"
         default: "application/octet-stream"
@@ -84,9 +85,16 @@ public struct StaticFiles: Sendable {
             }
             headers[.contentType] = "text/html; charset=utf-8"
             headers[.cacheControl] = "no-cache"
-            let page = PlayerPage.html(playlist: playlist, liveStatus: liveStatus, chainControl: chainControl)
+            let page = PlayerPage.html(playlist: playlist, liveStatus: liveStatus, chainControl: chainControl,
+                                       hlsjs: PlayerScript.hlsjs() != nil)
             return Response(status: .ok, headers: headers,
                             body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(string: page)))
+        }
+        if path == "/hls.js" {
+            guard let script = PlayerScript.hlsjs(), let info = FileInfo(path: script) else {
+                return Self.text(.notFound, "hls.js is not installed here (scripts/install-hlsjs.sh, or LIVEFILTER_HLSJS)\n", headers)
+            }
+            return try await serve(script, info: info, cacheControl: "max-age=3600", request: request, context: context, headers: headers)
         }
         guard let file = resolve(path) else { return Self.text(.notFound, "not found\n", headers) }
         var cacheControl = Self.cacheControl(for: file)

@@ -61,6 +61,33 @@ extension EndToEnd {
             #expect((control["moved"] as? [String: Any])?["sliders"] as? Int == 2, "sliders for blur.sigma and rotate.angle: \(control)")
         }
 
+        /// hls.js, where scripts/install-hlsjs.sh puts it (or LIVEFILTER_HLSJS); never installed by the test.
+        static let hlsjs = ProcessInfo.processInfo.environment["LIVEFILTER_HLSJS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/usr/local/share/livefilter/hls.min.js"
+        static let llAvailable = available && FileManager.default.fileExists(atPath: hlsjs)
+
+        @Test("hls.js plays run --serve's Low-Latency HLS (0.5 s parts, 2 s fMP4 segments): no fatal error, latency p95 ≤ 2 s",
+              .enabled(if: llAvailable, "needs chromium, python3 and hls.js: LIVEFILTER_PLAYERS=1 scripts/install-deps.sh"),
+              .timeLimit(.minutes(3)))
+        func lowLatencyInHlsJs() async throws {
+            let binary = try LiveFilter.binary()
+            let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                  ["LIVEFILTER_BIN=\(binary.path)", "LIVEFILTER_HLSJS=\(Self.hlsjs)", "bash", script.path,
+                                                   "--no-install", "--seconds", "30", "--ll"],
+                                                  timeout: .seconds(150))
+            let line = try #require(result.stdoutText.split(separator: "\n").first { $0.hasPrefix("browser-check: ll ") },
+                                    "browser-check: \(result.stdoutText)\n\(result.summary)")
+            let ll = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("browser-check: ll ".count).utf8)) as? [String: Any])
+            #expect(result.succeeded, "browser-check: \(result.stdoutText)\n\(result.summary)")
+            #expect(ll["hlsjs"] is String, "hls.js played: \(ll)")
+            #expect(ll["fatal_errors"] as? Int == 0, "no fatal hls.js error: \(ll)")
+            let p95 = try #require(ll["latency_p95"] as? Double, "hls.latency was measured: \(ll)")
+            let figures = "p50 \(ll["latency_p50"] ?? "–") s, playing-date lag p50/p95 \(ll["lag_p50"] ?? "–")/\(ll["lag_p95"] ?? "–") s, "
+                + "\(ll["stalls"] ?? "–") stalls, \(ll["errors"] ?? "–") errors"
+            #expect(p95 <= 2.0, "hls.latency p95 \(p95) s ≤ 2.0 s (\(figures)): \(ll)")
+        }
+
         func play(_ extra: [String]) async throws {
             let binary = try LiveFilter.binary()
             let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
