@@ -2,7 +2,7 @@
 # Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
 # that its clock advances.
 #
-#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control] [--ll]
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control] [--ll | --ll-input URL]
 #
 # 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
 # 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8` (with --shards N: split into
@@ -35,6 +35,7 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 install=1
+ll_input=""
 seconds=""
 input="$root/samples/landscape.mp4"
 chain="mirror | blur 2"
@@ -52,6 +53,7 @@ while [[ $# -gt 0 ]]; do
         --live-chart) chart=1 ;;
         --live-control) chart=1; control=1 ;;
         --ll) ll=1 ;;
+        --ll-input) ll=1; ll_input="$2"; shift ;;
         -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
     esac
@@ -86,7 +88,13 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir "$work/hls"
-if [[ "$ll" -eq 1 ]]; then
+if [[ "$ll" -eq 1 && -n "$ll_input" ]]; then
+    # A live input (an LL-HLS origin): its program date-times carry through, so playingDate is the
+    # source's clock and now − playingDate is the viewer's distance from the source.
+    "$bin" run "$ll_input" -o "$work/hls/index.m3u8" --chain "$chain" --serve 127.0.0.1:0 \
+        --hls-time 2 --hls-part 0.5 --hls-segment-type fmp4 --quiet >"$work/serve.log" 2>&1 &
+    server_pid=$!
+elif [[ "$ll" -eq 1 ]]; then
     ffmpeg -v error -f lavfi -i testsrc2=size=640x360:rate=30 -t "$((seconds + 15))" -c:v libx264 -preset ultrafast -g 30 -pix_fmt yuv420p "$work/clip.mp4"
     "$bin" run "$work/clip.mp4" -o "$work/hls/index.m3u8" --chain "$chain" --realtime --serve 127.0.0.1:0 \
         --hls-time 2 --hls-part 0.5 --hls-segment-type fmp4 --quiet >"$work/serve.log" 2>&1 &

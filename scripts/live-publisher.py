@@ -216,6 +216,9 @@ class LiveSource:
             keep_from = end - 3 * self.target - 1e-6
         for n in range(first, count):
             d, uri = self.segments[n]
+            # The capture clock of a live encoder: a segment's first picture was taken its duration
+            # before the segment came out. A player's position (playingDate) is then the source's clock.
+            lines.append(self.program_date_time(n))
             if self.parts and self.starts[n] + self.parts[n][0].duration >= keep_from:
                 lines += [self.part_line(n, k) for k in range(len(self.parts[n]))]
             lines += [f"#EXTINF:{d:.3f},", uri]
@@ -223,9 +226,15 @@ class LiveSource:
         if count == len(self.segments):
             lines.append("#EXT-X-ENDLIST")
         elif self.parts:
+            if in_progress: lines.append(self.program_date_time(count))
             lines += [self.part_line(count, k) for k in range(in_progress)]
             lines.append(f'#EXT-X-PRELOAD-HINT:TYPE=PART,URI="{self.part_uri(count, in_progress)}"')
         return ("\n".join(lines) + "\n").encode()
+
+    def program_date_time(self, n):
+        seconds, ms = divmod(int(round((self.publish_at[n] - self.segments[n][0]) * 1000)), 1000)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{ms:03d}Z"
+        return f"#EXT-X-PROGRAM-DATE-TIME:{stamp}"
 
     def part_line(self, n, k):
         p = self.parts[n][k]
