@@ -81,7 +81,10 @@ final class ReadStage: @unchecked Sendable {
 
     /// Seconds since the last packet arrived.
     var secondsSinceLastPacket: Double {
-        Double(DispatchTime.now().uptimeNanoseconds - lastArrival.load(ordering: .relaxed)) / 1e9
+        // The read thread may store an arrival after `now` was taken: that is no silence (an
+        // unsigned difference going below zero trapped, a crash seen on a live LL-HLS input).
+        let last = lastArrival.load(ordering: .relaxed), now = DispatchTime.now().uptimeNanoseconds
+        return now > last ? Double(now - last) / 1e9 : 0
     }
 
     /// The newest video pts received (stream time base), for the live edge.
