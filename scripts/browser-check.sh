@@ -91,7 +91,7 @@ mkdir "$work/hls"
 if [[ "$ll" -eq 1 && -n "$ll_input" ]]; then
     # A live input (an LL-HLS origin): its program date-times carry through, so playingDate is the
     # source's clock and now − playingDate is the viewer's distance from the source.
-    "$bin" run "$ll_input" -o "$work/hls/index.m3u8" --chain "$chain" --serve 127.0.0.1:0 \
+    "$bin" run "$ll_input" -o "$work/hls/index.m3u8" --chain "$chain" --serve 127.0.0.1:0 ${LL_EXTRA:-} \
         --hls-time 2 --hls-part 0.5 --hls-segment-type fmp4 --quiet >"$work/serve.log" 2>&1 &
     server_pid=$!
 elif [[ "$ll" -eq 1 ]]; then
@@ -129,13 +129,17 @@ if [[ -z "$url" ]]; then say "FAILED: livefilter serve did not start: $(cat "$wo
 
 status=0
 say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seconds}s"
-CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 40))" \
-    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" "$ll" <<'PY' || status=$?
+# A live input: the run joins three segments behind and publishes them at once while it catches up;
+# a viewer joins a running channel, so the page opens once that backlog is out.
+min_segments=1; [[ -n "$ll_input" ]] && min_segments=5
+CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 80))" \
+    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" "$ll" "$min_segments" <<'PY' || status=$?
 import base64, json, os, select, signal, struct, subprocess, sys, time, urllib.request, zlib
 
 url, seconds, profile = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 want_chart, chart_png, want_control = sys.argv[4] == "1", sys.argv[5], sys.argv[6] == "1"
 want_ll = sys.argv[7] == "1"
+min_segments = int(sys.argv[8])
 
 def percentile(values, p):
     """Nearest rank; None for no values."""
@@ -147,10 +151,10 @@ if want_ll:
     # Open the page once the live playlist lists a whole segment: the check measures playback, not the
     # stream's first seconds (a playlist of parts only is hls.js's levelEmptyError, and each stall
     # then raises its target latency by liveSyncOnStallIncrease, 1 s, for the rest of the session).
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            if b"#EXTINF" in urllib.request.urlopen(url + "index.m3u8", timeout=5).read(): break
+            if urllib.request.urlopen(url + "index.m3u8", timeout=5).read().count(b"#EXTINF") >= min_segments: break
         except Exception: pass
         time.sleep(0.2)
 
