@@ -12,10 +12,10 @@ public enum HLSInputError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .notFound(url): "'\(url)' does not exist"
-        case let .unreadable(url, reason): "cannot read '\(url)': \(reason)"
-        case let .notPlaylist(url, reason): "'\(url)' is not a playlist livefilter can read: \(reason)"
-        case let .segmentsFailing(url, reason): "the segments of '\(url)' cannot be read: \(reason)"
+        case let .notFound(url): "'\(url.forMessages)' does not exist"
+        case let .unreadable(url, reason): "cannot read '\(url.forMessages)': \(reason)"
+        case let .notPlaylist(url, reason): "'\(url.forMessages)' is not a playlist livefilter can read: \(reason)"
+        case let .segmentsFailing(url, reason): "the segments of '\(url.forMessages)' cannot be read: \(reason)"
         }
     }
 }

@@ -164,7 +164,7 @@ extension HLSReader {
         state.consecutiveFailures += 1
         var reason = error.description
         if reason.hasPrefix(error.url + ": ") { reason.removeFirst(error.url.count + 2) }
-        options.warn("segment \(msn) (\(url.absoluteString)) skipped: \(reason)" + (attempts > 1 ? " (\(attempts) attempts)" : ""))
+        options.warn("segment \(msn) (\(url.absoluteString.forMessages)) skipped: \(reason)" + (attempts > 1 ? " (\(attempts) attempts)" : ""))
         if !info.isLive, state.consecutiveFailures >= options.consecutiveFailuresAllowed {
             throw HLSInputError.segmentsFailing(info.inputURL, reason: "\(state.consecutiveFailures) segments in a row failed; the last: \(error)")
         }

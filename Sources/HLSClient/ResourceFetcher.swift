@@ -30,7 +30,8 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        switch kind {
+        let url = url.forMessages
+        return switch kind {
         case .notFound: "\(url): not found (404)"
         case let .status(code): "\(url): HTTP status \(code)"
         case let .timedOut(seconds): "\(url): no data for \(HLSNumber.shortest(seconds)) s (--io-timeout)"
@@ -38,6 +39,15 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
         case let .transport(why): "\(url): \(why)"
         case let .refused(why): "\(url): \(why)"
         }
+    }
+}
+
+extension String {
+    /// A URL as a message shows it: a hostile playlist's `data:` URI can be megabytes, so past 160
+    /// characters the middle is left out.
+    public var forMessages: String {
+        guard count > 160 else { return self }
+        return "\(prefix(100))…(\(count - 140) characters)…\(suffix(40))"
     }
 }
 
