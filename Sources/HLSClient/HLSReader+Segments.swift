@@ -52,11 +52,19 @@ extension HLSReader {
                     continue
                 }
                 if msn < first {
-                    options.warn("\(first - msn) segment(s) of \(info.playlistURL.absoluteString) left the playlist before they could be read (from \(msn))")
-                    statistics.restarted()
                     try await abandonOpenSegment(&state)
-                    msn = first
                     state.restart = true
+                    statistics.restarted()
+                    if first - msn > 2 * max(playlist.segments.count, 3) {
+                        // Further than a window's worth: not a reader left behind, an origin that
+                        // restarted higher (or jumped). A new stream: its edge, its own timeline.
+                        options.warn("the media sequence of \(info.playlistURL.absoluteString) jumped from \(msn) to \(first): the origin restarted; following it")
+                        msn = edge(of: playlist)
+                        state.forceNewTimeline = true
+                    } else {
+                        options.warn("\(first - msn) segment(s) of \(info.playlistURL.absoluteString) left the playlist before they could be read (from \(msn))")
+                        msn = first
+                    }
                     continue
                 }
                 if msn < next {

@@ -4,6 +4,8 @@ import CFFmpeg
 public final class Decoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     public let timeBase: Rational
+    /// An audio decoder's sample rate (0 for video).
+    public var sampleRate: Int { Int(context.pointee.sample_rate) }
     /// Frames the decoder flagged as damaged, and packets it rejected.
     public private(set) var decodeErrors = 0
 
@@ -63,6 +65,22 @@ public final class Decoder {
     /// from a keyframe (references are gone). For a live input drained at each independent segment's end.
     public func resume() {
         avcodec_flush_buffers(context)
+    }
+
+    /// `samples` of silence in this audio decoder's output format (what its frames carry), at `pts`
+    /// in its time base: what fills an input loss, through the same conversion as decoded audio.
+    public func silence(samples: Int, pts: Int64) -> Frame? {
+        let frame = Frame()
+        let f = frame.pointer
+        f.pointee.format = context.pointee.sample_fmt.rawValue
+        f.pointee.sample_rate = context.pointee.sample_rate
+        f.pointee.nb_samples = Int32(samples)
+        var layout = context.pointee.ch_layout
+        if layout.order == AV_CHANNEL_ORDER_UNSPEC { _ = lf_channel_layout_default(&layout, layout.nb_channels) }
+        guard av_channel_layout_copy(&f.pointee.ch_layout, &layout) >= 0, av_frame_get_buffer(f, 0) >= 0 else { return nil }
+        av_samples_set_silence(f.pointee.extended_data, 0, Int32(samples), layout.nb_channels, context.pointee.sample_fmt)
+        f.pointee.pts = pts
+        return frame
     }
 
     public func receive() throws(FFmpegError) -> Output {

@@ -75,6 +75,15 @@ public final class Packet: @unchecked Sendable {
         pointer.pointee.stream_index = Int32(stream)
         pointer.pointee.flags = AV_PKT_FLAG_DISCARD
     }
+    /// A marker for the audio stage, not media: fill the audio with silence to where the tick stage
+    /// asked (an input loss). No data, stream index -1.
+    public var isSilenceRequest: Bool { pointer.pointee.size == 0 && pointer.pointee.data == nil && pointer.pointee.stream_index == -1 }
+
+    public func markAsSilenceRequest() {
+        unref()
+        pointer.pointee.stream_index = -1
+    }
+
     public var size: Int { Int(pointer.pointee.size) }
 
     func unref() { av_packet_unref(pointer) }

@@ -63,7 +63,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .invalidSettings: "see livefilter run --help"
         case .inputTooLarge: "raise --max-pixels if the input is trusted"
         case .diskFull: "free space on the output's file system, or write elsewhere"
-        case .inputStalled: "check that the stream is still being published, or raise --stall-timeout"
+        case .inputStalled: "check that the stream is still being published, raise --input-loss-after, or keep the channel up with --on-input-loss hold"
         case .processing: "the input may be damaged; run with a different input or report the problem"
         case .inputChanged: "make the plan again (livefilter plan …) and run every shard of the new plan"
         }

@@ -83,7 +83,56 @@ final class AudioStage: @unchecked Sendable {
         shiftUnits.withLock { $0 = units }
     }
 
+    /// Where silence should reach on the audio's output timeline (seconds): set by the tick stage
+    /// at each tick the input is lost, acted on by the audio stage's thread (woken by a marker packet).
+    private let silenceTarget = Mutex<Double?>(nil)
+    private let wakePending = Atomic<Bool>(false)
+    /// Samples of silence written to fill input losses.
+    private(set) var silentSamples = 0
+    /// A channel that outlives its input's losses: a gap in the audio (the loss, the returning
+    /// input's first picture shown a little after it arrives) is filled with silence. Set before start.
+    var fillsGaps = false
+
+    /// Fills the audio with silence up to `seconds` of output (a lost input's tick): the audio
+    /// stays as long as the video, and a muxer that interleaves never waits for audio that will not come.
+    func fillSilence(through seconds: Double) {
+        guard mode == .aac else { return }
+        silenceTarget.withLock { $0 = max($0 ?? seconds, seconds) }
+        // One wake at a time: the channel is empty while the input is lost, so this does not block.
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            let marker = Packet()
+            marker.markAsSilenceRequest()
+            try? input.send(marker)
+        }
+    }
+
+    private func writeSilence() throws {
+        wakePending.store(false, ordering: .releasing)
+        guard let target = silenceTarget.withLock({ $0 }) else { return }
+        try writeSilence(until: Int64((target / copyTimeBase.doubleValue).rounded(.down)))
+    }
+
+    /// Silence from the end of what was written up to `units` (the input audio's time base, output timeline).
+    private func writeSilence(until units: Int64) throws {
+        guard let decoder, writtenEnd != .min else { return }
+        let rate = decoder.sampleRate
+        guard rate > 0 else { return }
+        while writtenEnd < units {
+            let missing = Double(units - writtenEnd) * copyTimeBase.doubleValue
+            let samples = min(1024, max(1, Int((missing * Double(rate)).rounded(.up))))
+            guard let frame = decoder.silence(samples: samples, pts: writtenEnd) else { return }
+            writtenEnd += max(1, Int64((Double(samples) / Double(rate) / copyTimeBase.doubleValue).rounded()))
+            silentSamples += samples
+            try converter!.send(frame)
+            try drainConverter()
+        }
+    }
+
     func handle(_ packet: Packet) throws {
+        if packet.isSilenceRequest {
+            try writeSilence()
+            return
+        }
         if let pts = packet.presentationTimestamp {
             let t = Double(pts - origin + packet.duration) * copyTimeBase.doubleValue
             if t > handledTime { handledBits.store(t.bitPattern, ordering: .relaxed) }
@@ -122,7 +171,12 @@ final class AudioStage: @unchecked Sendable {
         while case let .frame(frame) = try decoder!.receive() {
             if let ts = frame.timestamp {
                 let pts = ts - origin - shift
-                if shift > 0, pts < writtenEnd { continue }
+                // After a latency skip or a loss (silence written), audio already covered is dropped.
+                if shift != 0 || silentSamples > 0, pts < writtenEnd { continue }
+                // A channel's audio has no holes: more than a frame's gap is silence.
+                if fillsGaps, writtenEnd != .min, Double(pts - writtenEnd) * copyTimeBase.doubleValue > 0.03 {
+                    try writeSilence(until: pts)
+                }
                 frame.presentationTimestamp = pts
                 let samples = Double(frame.sampleCount) / Double(max(1, frame.sampleRate))
                 writtenEnd = pts + Int64((samples / copyTimeBase.doubleValue).rounded())

@@ -11,6 +11,9 @@ enum FilterWork: @unchecked Sendable {
     /// by the tick stage).
     case show(Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
     case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false)
+    /// `--on-input-loss slate=FILE` while the input is lost: the slate as it is, each output's
+    /// size, not through the chain (a mirror or a blur must not touch the words on it).
+    case slate(pts: Int64, duration: Int64, keyframe: Bool = false)
 }
 
 /// Decoded frames to filtered RGB: colour conversion, then the chain.
@@ -221,8 +224,18 @@ final class FilterStage: @unchecked Sendable {
         planar = path == .planar ? try PlanarPath(chain: chain, plan: plan) : nil
         // The RGB path's settings are checked here, at start-up. The planar path makes the RGB chain
         // only if a frame needs it (one that changes format or size mid-stream).
+        if case let .slate(file) = plan.inputLoss {
+            slates = try plan.renditions.map { rendition throws(MediaError) in
+                try Slate.frame(path: file, size: rendition.size, color: plan.color)
+            }
+        } else {
+            slates = []
+        }
         if path == .rgbChain { rgb = try makeRGB(chain) }
     }
+
+    /// `--on-input-loss slate=FILE`: the slate at each output's size, ready for its encoder.
+    private let slates: [Frame]
 
     private func makeRGB(_ chain: FilterChain) throws(MediaError) -> (filter: FrameFilter, converters: [RenditionConverter]) {
         let filter = try FrameFilter(video: plan.input.video, chain: chain, assumedMatrix: plan.color.matrix, timing: timing)
@@ -265,6 +278,11 @@ final class FilterStage: @unchecked Sendable {
                 return
             }
             for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration, keyframe: keyframe)) }
+        case let .slate(pts, duration, keyframe):
+            takeChainChange(at: pts)
+            for (output, slate) in zip(outputs, slates) {
+                try output.input.send(.picture(slate.newReference(), remember: slate, pts: pts, duration: duration, keyframe: keyframe))
+            }
         }
     }
 

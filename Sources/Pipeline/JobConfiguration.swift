@@ -1,3 +1,4 @@
+import struct Foundation.Date
 import Filters
 import MediaIO
 
@@ -65,8 +66,11 @@ public struct JobConfiguration: Sendable {
     public var onFilePublished: (@Sendable (String) -> Void)?
     /// Stop after this many seconds of input (the output is finished normally).
     public var maxDuration: Double?
-    /// End a live input that delivers nothing for this long (default: 3 × target duration + 10 s).
+    /// A live input that delivers nothing for this long is lost (`--input-loss-after`, formerly
+    /// `--stall-timeout`; default: 3 × target duration + 10 s). What then happens is `inputLoss`.
     public var stallTimeout: Duration?
+    /// What a live channel does when its input is lost (`--on-input-loss`).
+    public var inputLoss: InputLossPolicy = .end
     /// Labels on every metric this job records through swift-metrics (e.g. `["stream": "cam1"]`
     /// when one process runs several jobs). Empty for the CLI's one job.
     public var metricsLabels: [String: String] = [:]
@@ -225,6 +229,15 @@ public struct JobSummary: Sendable {
     /// LL-HLS output of a live input: how long after its last picture each part was published,
     /// counted from that picture's tick (the display link had it) and from its input packet's arrival.
     public var partLatency: PartLatency?
+    /// A live channel's input losses (`--on-input-loss hold|slate`): each one's start (wall clock
+    /// and output time) and length.
+    public var inputLosses: [InputLoss] = []
+
+    public struct InputLoss: Sendable {
+        public var began: Date
+        public var outputTime: Double
+        public var seconds: Double
+    }
 
     public struct PartLatency: Sendable {
         public var parts: Int
@@ -297,4 +310,26 @@ public struct Rendition: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(size)" + (bitRate.map { "@\($0 / 1000)k" } ?? "") }
+}
+
+/// What a live run does when its input delivers nothing for the loss time (`--on-input-loss`).
+public enum InputLossPolicy: Sendable, Equatable, CustomStringConvertible {
+    /// The run ends (exit 9) with a finished output: a one-off job.
+    case end
+    /// The output keeps ticking on the last picture (the chain still applied at each tick's time),
+    /// audio as silence, until the input comes back: a channel.
+    case hold
+    /// As `hold`, showing this PNG scaled to fit the input's picture.
+    case slate(path: String)
+
+    public var description: String {
+        switch self {
+        case .end: "end"
+        case .hold: "hold"
+        case let .slate(path): "slate=\(path)"
+        }
+    }
+
+    /// Whether the output outlives the input's silence.
+    public var keepsChannelUp: Bool { self != .end }
 }

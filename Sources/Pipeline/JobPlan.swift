@@ -27,10 +27,10 @@ public struct InputFacts: Sendable {
         (self.videoStart, self.audioStart, self.targetDuration) = (videoStart, audioStart, targetDuration)
     }
 
-    /// The facts of an open input. `targetDuration` is fetched only when `stallTimeout` needs it: a
-    /// live playlist with no `--stall-timeout` (blocking I/O, done where the job opens its input).
+    /// The facts of an open input. A live playlist's target duration sets the default loss time
+    /// and how far behind a returning input resumes.
     public init(demuxer: Demuxer, configuration: JobConfiguration, videoBitRate: Int?) {
-        let needsTarget = demuxer.isLive && configuration.stallTimeout == nil
+        let needsTarget = demuxer.isLive
         self.init(url: configuration.input, video: demuxer.video, audio: demuxer.audio, isLive: demuxer.isLive,
                   duration: demuxer.duration, videoBitRate: videoBitRate,
                   videoStart: demuxer.start(inTimeBase: demuxer.video.timeBase),
@@ -196,8 +196,11 @@ public struct JobPlan: Sendable {
     public let displayMatrixTag: DisplayMatrix?
     /// A live input skips ahead rather than fall further behind than this.
     public let maxLatency: Duration?
-    /// A live input that delivers nothing for this long has ended (nil: not live).
+    /// A live input that delivers nothing for this long is lost (nil: not live).
     public let stallTimeout: Duration?
+    /// What happens then: the run ends, or the channel holds the last picture or a slate until
+    /// the input is back. Anything but `.end` encodes the audio (silence fills the loss).
+    public let inputLoss: InputLossPolicy
     /// A shard of a split job: the part of the output this run makes (nil: all of it).
     public let window: RunWindow?
     /// Where output keyframes go.
@@ -236,6 +239,13 @@ public struct JobPlan: Sendable {
         maxLatency = input.isLive ? configuration.maxLatency : nil
         // As asked, else 3 × the playlist's target duration + 10 s (4 s when it could not be read).
         stallTimeout = input.isLive ? configuration.stallTimeout ?? .seconds(3 * (input.targetDuration ?? 4) + 10) : nil
+        if configuration.inputLoss.keepsChannelUp && !input.isLive {
+            throw .media(.invalidSettings("--on-input-loss \(configuration.inputLoss) is for live inputs (a live HLS playlist, rtmp://, srt://, udp://, rtsp://); \(configuration.input) is a file or VOD, which cannot be lost"))
+        }
+        inputLoss = configuration.inputLoss
+        if case .slate = inputLoss, container.isImageSequence {
+            throw .media(.invalidSettings("--on-input-loss slate= is for video outputs; an image sequence can use --on-input-loss hold"))
+        }
         if configuration.shard != nil, input.isLive {
             throw .media(.invalidSettings("a live input cannot be split into shards: live streams scale by running one process per stream"))
         }
@@ -301,7 +311,8 @@ public struct JobPlan: Sendable {
         videoPath = Self.videoPath(video: video, color: color, geometry: geometry, renditions: renditions,
                                    imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB,
                                    controlled: configuration.chainControl)
-        audio = container.isImageSequence || container == .null ? .none : Self.audioPlan(input.audio, settings: configuration.audio)
+        audio = container.isImageSequence || container == .null ? .none
+            : Self.audioPlan(input.audio, settings: configuration.audio, fillsSilence: configuration.inputLoss.keepsChannelUp)
         keyframes = KeyframeRule(atSourceKeyframes: configuration.keyframesAtSource,
                                  schedule: schedule, windowStart: window?.kept.lowerBound)
     }
@@ -335,9 +346,10 @@ public struct JobPlan: Sendable {
     }
 
     /// Copy AAC when nothing was asked; otherwise AAC at the settings, unset fields following the source.
-    static func audioPlan(_ audio: AudioStreamInfo?, settings: AudioSettings) -> AudioPlan {
+    /// - Parameter fillsSilence: an input loss is filled with silence, which only an encoder makes.
+    static func audioPlan(_ audio: AudioStreamInfo?, settings: AudioSettings, fillsSilence: Bool = false) -> AudioPlan {
         guard let audio, settings != .none else { return .none }
-        if settings == .automatic, audio.isAAC { return .copy(stream: audio.index) }
+        if settings == .automatic, audio.isAAC, !fillsSilence { return .copy(stream: audio.index) }
         var aac = AACSettings()
         if case let .aac(s) = settings { aac = s }
         let channels = aac.channels ?? min(audio.channels, 2)

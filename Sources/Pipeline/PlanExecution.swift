@@ -1,3 +1,4 @@
+import struct Foundation.Date
 import Dispatch
 import Synchronization
 import Logging
@@ -109,6 +110,7 @@ final class PlanExecution {
         audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: decode.audio,
                                outputs: outputs.audioTargets, stopDeadline: stopDeadline)
         if audio == nil { decode.audio?.finish() }
+        audio?.fillsGaps = plan.inputLoss.keepsChannelUp
         ticks = TickStage(spec: plan.tickSpec, decode: decode, reader: reader, filter: filter.work, arrivals: arrivals,
                           audio: audio, metrics: metrics, log: log)
         progress = RunProgress(plan: plan, decode: decode, filter: filter, encoders: encoders, audio: audio, outputs: outputs,
@@ -169,6 +171,9 @@ final class PlanExecution {
         }
         summary.hlsInput = inputStatistics()
         summary.partLatency = partLatencies.summary
+        summary.inputLosses = ticks.losses.losses.map {
+            JobSummary.InputLoss(began: $0.began, outputTime: $0.outputTime, seconds: $0.seconds ?? Date().timeIntervalSince($0.began))
+        }
         summary.outputs = outputs.playlists
         summary.hlsRenditions = outputs.hlsRenditions
         summary.warnings += outputs.lint()

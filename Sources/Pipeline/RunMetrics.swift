@@ -15,6 +15,9 @@ final class RunMetrics: @unchecked Sendable {
     private let latencyHistogram: Metrics.Timer
     private let parts: Counter
     private let partLatency: Metrics.Timer
+    private let losses: Counter
+    private let lossSeconds: FloatingPointCounter
+    private let inputLost: Gauge
     private var stageSeconds: [StageTimings.Stage: FloatingPointCounter] = [:]
     private var stageMs: [StageTimings.Stage: Gauge] = [:]
     private var filterSeconds: [String: FloatingPointCounter] = [:]
@@ -47,7 +50,11 @@ final class RunMetrics: @unchecked Sendable {
         latencyHistogram = Metrics.Timer(label: "livefilter_segment_latency_seconds", dimensions: dimensions)
         parts = counter("livefilter_parts_written_total")
         partLatency = Metrics.Timer(label: "livefilter_part_latency_seconds", dimensions: dimensions)
+        losses = counter("livefilter_input_losses_total")
+        lossSeconds = FloatingPointCounter(label: "livefilter_input_loss_seconds_total", dimensions: dimensions)
+        inputLost = Gauge(label: "livefilter_input_lost", dimensions: dimensions)
         finished.record(0)
+        inputLost.record(0)
     }
 
     /// Advances every counter to a progress snapshot (they only move forward).
@@ -98,6 +105,18 @@ final class RunMetrics: @unchecked Sendable {
 
     /// A live input delivered nothing new for a tick after delivering frames: one stall begins.
     func inputStalled() { stalls.increment() }
+
+    /// The live input went silent past the loss time (`--on-input-loss hold|slate`): one loss begins.
+    func inputLossBegan() {
+        losses.increment()
+        inputLost.record(1)
+    }
+
+    /// A tick made while the input is lost (its seconds count as loss as they pass).
+    func inputLossLasted(seconds: Double) { lossSeconds.increment(by: seconds) }
+
+    /// The lost input is back.
+    func inputLossEnded() { inputLost.record(0) }
 
     /// An output segment was published; `latency` is how long after its first picture's input
     /// arrived (live inputs only).

@@ -8,6 +8,9 @@ public enum TickInputEvent<Payload> {
     case notYet
     /// The input has ended; `MediaTime` is the end of its last frame.
     case end(MediaTime)
+    /// The first frame after the input was lost (`--on-input-loss hold|slate`): it shows at the
+    /// current tick, and the input's timeline is mapped on from there (the output's goes on).
+    case resume(Payload, MediaTime)
 }
 
 /// Frames for the tick loop. Offline inputs suspend in `poll` until the next frame is decoded;
@@ -110,8 +113,10 @@ public struct TickLoop<Payload> {
     public func run<C: Clock, Input: TickInput<Payload>>(
         clock: C, input: inout Input,
         window: TickWindow? = nil,
+        resumeDelay: Duration = .zero,
         shouldStop: () -> Bool = { false },
         onSkip: (MediaTime) -> Void = { _ in },
+        onResume: (MediaTime) -> Void = { _ in },
         emit: (FrameSelector<Payload>.Tick) async throws -> Void
     ) async throws -> TickStatistics where C.Duration == Duration {
         let firstTick = window?.firstTick ?? 0
@@ -126,7 +131,7 @@ public struct TickLoop<Payload> {
         while first == nil, ended == nil {
             if shouldStop() { return stats }
             switch try await input.poll() {
-            case let .frame(payload, time): first = (payload, time)
+            case let .frame(payload, time), let .resume(payload, time): first = (payload, time)
             // A live input has nothing yet: the clock starts with its first frame.
             case .notYet: try await input.wait(until: nil as C.Instant?, on: clock)
             case let .end(time): ended = time
@@ -157,6 +162,15 @@ public struct TickLoop<Payload> {
                 if lookahead == nil {
                     switch try await input.poll() {
                     case let .frame(payload, time): lookahead = (payload, time)
+                    case let .resume(payload, time):
+                        // Back after a loss: this frame is the tick's, whatever its timestamp says
+                        // (an origin or publisher that restarted has a new clock). Later frames
+                        // keep their distance from it.
+                        let unit = Double(origin.numerator) / Double(origin.denominator)
+                        let targetUnits = Int64(((target.seconds + resumeDelay.seconds) / unit).rounded(.down))
+                        skipped = time.value - origin.value - targetUnits
+                        onResume(MediaTime(value: skipped, numerator: origin.numerator, denominator: origin.denominator))
+                        lookahead = (payload, time)
                     case .notYet: break polling
                     case let .end(time): ended = time
                     }

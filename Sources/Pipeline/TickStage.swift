@@ -18,6 +18,13 @@ struct TickSpec {
     /// A shard that seeks: its first fed frame must be exactly its planned keyframe (timestamps kept).
     var seeks: Bool
     var stallTimeout: Duration?
+    /// What a lost live input does: end the run, or keep the channel up on the last picture or a slate.
+    var inputLoss: InputLossPolicy
+    /// How many ticks after the one it arrives at a returning input's first frame is due: the
+    /// distance a live run joins behind the edge (three segments), so the frames after it are not
+    /// due the moment they arrive. The ticks in between run at once (the held picture), and the
+    /// returning frames are shown as soon as they are decoded, as after the join.
+    var resumeDelay: Duration
     /// Seconds of input after which the run ends normally (`--max-duration`).
     var maxDuration: Double?
     var input: String
@@ -34,7 +41,10 @@ extension JobPlan {
         }
         return TickSpec(timing: timing, maxLatency: maxLatency, isLive: isLive, realtime: configuration.realtime,
                         keyframes: keyframes, fed: window?.fed, tickWindow: tickWindow, seeks: window?.seekKeyframe != nil,
-                        stallTimeout: stallTimeout, maxDuration: configuration.maxDuration, input: configuration.input)
+                        stallTimeout: stallTimeout, inputLoss: inputLoss,
+                        resumeDelay: .milliseconds(Int64(1000 * (input.targetDuration.map { 3 * Double($0) } ?? 0.5))),
+                        maxDuration: configuration.maxDuration,
+                        input: configuration.input)
     }
 }
 
@@ -62,6 +72,13 @@ final class TickStage {
     private(set) var stalledSeconds: Int?
     private(set) var interrupted = false
     private(set) var truncated = false
+    /// The channel's input losses (`--on-input-loss hold|slate`).
+    let losses = InputLossRecord()
+    /// `--on-input-loss slate=FILE`: the filter stage shows the slate while the input is lost.
+    private var showsSlate: Bool { if case .slate = spec.inputLoss { true } else { false } }
+    /// The audio's output time at tick 0 (the first picture's input time): silence fills up to
+    /// each lost tick's end on the audio's timeline.
+    private var audioTimeOfTickZero: Double?
     /// The previous tick showed a new frame (a repeat after one begins an input stall).
     private var previousTickWasNew = false
     private var lastOutputPts: Int64 = .min
@@ -94,9 +111,23 @@ final class TickStage {
 
     private func runTicks(rate: Rational, tick: () -> Void) async throws {
         let loop = TickLoop<TimedFrame>(rate: rate, maxLatency: spec.maxLatency)
+        let period = 1 / rate.doubleValue
         let emit: (FrameSelector<TimedFrame>.Tick) async throws -> Void = { [self] t in
             ticksShown += 1
             let keyframe = spec.keyframes.forces(at: t.index, sourceKeyframe: t.isNewFrame && t.payload.frame.isKeyframe)
+            if audioTimeOfTickZero == nil, t.isNewFrame { audioTimeOfTickZero = t.payload.time.seconds - Double(t.index) * period }
+            if !t.isNewFrame, losses.isLost {
+                // The channel stays up: the slate (or the last picture again), and silence beside it.
+                metrics.inputLossLasted(seconds: period)
+                if let base = audioTimeOfTickZero { audio?.fillSilence(through: base + Double(t.index + 1) * period) }
+                if showsSlate {
+                    ticksRepeated += 1
+                    previousTickWasNew = false
+                    try await filter.send(.slate(pts: t.index, duration: 1, keyframe: keyframe))
+                    tick()
+                    return
+                }
+            }
             if t.isNewFrame {
                 arrivals?.shown(tick: t.index, framePts: t.payload.time.value + decode.origin)
                 previousTickWasNew = true
@@ -113,13 +144,29 @@ final class TickStage {
             tick()
         }
         if spec.isLive, let stallTimeout = spec.stallTimeout {
-            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout)
-            statistics = try await loop.run(clock: ContinuousClock(), input: &live, shouldStop: stopping,
+            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout,
+                                     losses: spec.inputLoss.keepsChannelUp ? losses : nil) { [self] lost in
+                let at = Double(ticksShown) * period
+                if lost {
+                    losses.began(outputTime: at)
+                    metrics.inputLossBegan()
+                    log.notice("input lost: no media for \(stallTimeout.seconds) s; \(showsSlate ? "showing the slate" : "holding the last picture"), audio silent, until it is back",
+                               metadata: ["input": "\(spec.input)", "output_time": "\(at)"])
+                } else {
+                    let seconds = losses.ended()
+                    metrics.inputLossEnded()
+                    log.notice("input back after \(String(format: "%.1f", seconds)) s lost: the channel follows it again",
+                               metadata: ["input": "\(spec.input)", "output_time": "\(at)"])
+                }
+            }
+            statistics = try await loop.run(clock: ContinuousClock(), input: &live, resumeDelay: spec.resumeDelay, shouldStop: stopping,
                                             onSkip: { [audio, log] in
                                                 log.notice("behind the live edge by more than --max-latency: skipped ahead",
                                                            metadata: ["to": "\($0.seconds)"])
                                                 audio?.skip(to: $0)
-                                            }, emit: emit)
+                                            },
+                                            onResume: { [audio] in audio?.skip(to: $0) },
+                                            emit: emit)
             stalledSeconds = live.stalledSeconds
             return
         }
@@ -185,20 +232,33 @@ struct LiveTickInput: TickInput {
     let decode: DecodeStage
     let reader: ReadStage
     let stallTimeout: Duration
-    /// Set when the input went silent for longer than the stall timeout.
+    /// Set when the input went silent for longer than the stall timeout (and that ends the run).
     private(set) var stalledSeconds: Int?
     private var lastEnd: MediaTime = .zero
+    /// Non-nil: a silence past the stall timeout is a loss the channel outlives, not the end.
+    private let losses: InputLossRecord?
+    /// Told when a loss begins (true) and ends (false).
+    private let onLossChange: (Bool) -> Void
+    private var lost = false
 
-    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration) {
+    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration, losses: InputLossRecord? = nil,
+         onLossChange: @escaping (Bool) -> Void = { _ in }) {
         self.decode = decode
         self.reader = reader
         self.stallTimeout = stallTimeout
+        self.losses = losses
+        self.onLossChange = onLossChange
     }
 
     mutating func poll() throws -> TickInputEvent<TimedFrame> {
         switch try decode.frames.tryReceive() {
         case let .some(.frame(f)?):
             lastEnd = MediaTime(value: f.time.value + f.duration, numerator: f.time.numerator, denominator: f.time.denominator)
+            if lost {
+                lost = false
+                onLossChange(false)
+                return .resume(f, f.time)
+            }
             return .frame(f, f.time)
         case let .some(.end(t)?):
             return .end(t)
@@ -209,17 +269,24 @@ struct LiveTickInput: TickInput {
             // for the decoder), and nothing once reading has ended.
             let silent = reader.secondsSinceLastPacket
             if silent > stallTimeout.seconds, !reader.hasEnded, !hasBacklog {
-                stalledSeconds = Int(silent)
-                return .end(lastEnd)
+                guard losses != nil else {
+                    stalledSeconds = Int(silent)
+                    return .end(lastEnd)
+                }
+                if !lost {
+                    lost = true
+                    onLossChange(true)
+                }
             }
             return .notYet
         }
     }
 
     mutating func wait<C: Clock>(until deadline: C.Instant?, on clock: C) async throws where C.Duration == Duration {
-        // The silence becomes a stall (for `poll` to report) this long from now.
+        // The silence becomes a stall or a loss (for `poll` to report) this long from now; once
+        // lost, only a frame or the tick's deadline wakes.
         let stallIn = max(.zero, stallTimeout - .seconds(reader.secondsSinceLastPacket)) + .milliseconds(1)
-        var until = clock.now.advanced(by: stallIn)
+        var until = clock.now.advanced(by: lost ? .seconds(3600) : stallIn)
         if let deadline, deadline < until { until = deadline }
         let frames = decode.frames
         try await withThrowingTaskGroup(of: Void.self) { group in

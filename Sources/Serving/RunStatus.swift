@@ -54,6 +54,10 @@ public final class RunStatus: Sendable {
                       "dropped": int("livefilter_ticks_dropped_total")],
             "inputStalls": int("livefilter_input_stalls_total"),
             "inputReconnects": int("livefilter_input_reconnects_total"),
+            // A channel (--on-input-loss hold|slate): whether its input is lost now, and its losses.
+            "inputLost": value("livefilter_input_lost") == 1,
+            "inputLosses": int("livefilter_input_losses_total"),
+            "inputLossSeconds": ((value("livefilter_input_loss_seconds_total") ?? 0) * 1000).rounded() / 1000,
             "bytesWritten": int("livefilter_bytes_written_total"),
             "segmentsWritten": int("livefilter_segments_written_total"),
             "stagesMsPerFrame": byLabel("livefilter_stage_ms_per_frame", key: "stage"),

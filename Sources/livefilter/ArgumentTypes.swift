@@ -48,3 +48,17 @@ extension HLSSegmentType: ExpressibleByArgument {}
 extension Rendition: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
 }
+
+extension InputLossPolicy: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument {
+        case "end": self = .end
+        case "hold": self = .hold
+        default:
+            guard argument.hasPrefix("slate="), argument.count > 6 else { return nil }
+            self = .slate(path: String(argument.dropFirst(6)))
+        }
+    }
+
+    public var defaultValueDescription: String { description }
+}

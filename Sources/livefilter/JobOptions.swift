@@ -110,8 +110,16 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Stop after this many seconds of input.")
     var maxDuration: Double?
 
-    @Option(help: "Seconds a live input may deliver nothing before the run ends (default 3 × target duration + 10).")
+    @Option(help: ArgumentHelp("Seconds a live input may deliver nothing before it is lost (default 3 × target duration + 10).",
+                               discussion: "--stall-timeout is the former name of this option."))
+    var inputLossAfter: Double?
+
+    @Option(help: .hidden)
     var stallTimeout: Double?
+
+    @Option(help: ArgumentHelp("What a lost live input does to the output: end (the run ends, exit 9), hold (keep the last picture, audio silent, until the input is back) or slate=FILE.png.",
+                               valueName: "end|hold|slate=FILE"))
+    var onInputLoss: InputLossPolicy = .end
 
 
     func validate() throws {
@@ -128,7 +136,10 @@ struct JobOptions: ParsableArguments {
         if let audioChannels, !(1...8).contains(audioChannels) { throw ValidationError("--audio-channels must be between 1 and 8") }
         if bufsize != nil && maxrate == nil { throw ValidationError("--bufsize needs --maxrate") }
         if !(maxLatency > 0 && maxLatency <= 3600) { throw ValidationError("--max-latency must be between 0 and 3600 seconds") }
-        if let stallTimeout, !(stallTimeout > 0 && stallTimeout <= 86400) { throw ValidationError("--stall-timeout must be positive") }
+        if inputLossAfter != nil && stallTimeout != nil { throw ValidationError("--input-loss-after and --stall-timeout are one option (the second is its former name): give one") }
+        if let after = inputLossAfter ?? stallTimeout, !(after > 0 && after <= 86400) {
+            throw ValidationError("\(inputLossAfter != nil ? "--input-loss-after" : "--stall-timeout") must be between 0 and 86400 seconds")
+        }
         if !(ioTimeout >= 1 && ioTimeout <= 600) { throw ValidationError("--io-timeout must be between 1 and 600 seconds") }
         if maxPixels < 64 * 64 { throw ValidationError("--max-pixels must be at least 4096") }
         if let maxDuration, !(maxDuration > 0 && maxDuration.isFinite) { throw ValidationError("--max-duration must be positive") }
@@ -155,7 +166,8 @@ struct JobOptions: ParsableArguments {
         config.exactRGB = exactRGB
         config.keyframesAtSource = keyframesAtSource
         config.maxLatency = .milliseconds(Int64(maxLatency * 1000))
-        config.stallTimeout = stallTimeout.map { .milliseconds(Int64($0 * 1000)) }
+        config.stallTimeout = (inputLossAfter ?? stallTimeout).map { .milliseconds(Int64($0 * 1000)) }
+        config.inputLoss = onInputLoss
         config.inputOptions.variant = variant
         config.inputOptions.liveStart = liveStart
         config.inputOptions.maxPixels = maxPixels

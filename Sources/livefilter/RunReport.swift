@@ -37,6 +37,15 @@ struct RunReport: Encodable {
     var hlsInput: HLSInputReport?
     /// LL-HLS output of a live input: part published − its last picture's tick, and − its input's arrival (seconds).
     var partLatency: PartLatencyReport?
+    /// A live channel (`--on-input-loss hold|slate`): each time its input was lost.
+    var inputLosses: [InputLossReport]?
+
+    struct InputLossReport: Encodable {
+        /// When it was declared lost (ISO 8601), and where the output was then (seconds).
+        var began: String
+        var outputTime: Double
+        var seconds: Double
+    }
 
     struct PartLatencyReport: Encodable {
         var parts: Int
@@ -122,6 +131,10 @@ struct RunReport: Encodable {
             PartLatencyReport(parts: $0.parts, fromTickP50: $0.fromTickP50.rounded(to: 3), fromTickP95: $0.fromTickP95.rounded(to: 3),
                               fromInputP50: $0.fromInputP50.rounded(to: 3), fromInputP95: $0.fromInputP95.rounded(to: 3))
         }
+        inputLosses = job.configuration.inputLoss.keepsChannelUp ? s.inputLosses.map {
+            InputLossReport(began: ISO8601DateFormatter().string(from: $0.began), outputTime: $0.outputTime.rounded(to: 3),
+                            seconds: $0.seconds.rounded(to: 3))
+        } : nil
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   caughtUpAfter: $0.caughtUpAfter?.secondsValue.rounded(to: 3),
