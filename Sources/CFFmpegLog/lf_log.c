@@ -22,7 +22,22 @@ static int wanted(const char *name) {
     return 0;
 }
 
+/* FFmpeg's RTMP server takes a publisher whatever app or stream name it gives, with a warning:
+   the warning, on the thread that is opening the input, is how a wrong stream key is refused. */
+static _Thread_local int rtmp_refused = 0;
+
+int lf_log_take_rtmp_refusal(void) {
+    int refused = rtmp_refused;
+    rtmp_refused = 0;
+    return refused;
+}
+
 static void callback(void *avcl, int level, const char *fmt, va_list vl) {
+    if (avcl && fmt && (!strncmp(fmt, "Unexpected stream", 17) || !strncmp(fmt, "App field", 9))) {
+        const AVClass *c = *(const AVClass **)avcl;
+        /* rtmpproto logs on its URLContext. */
+        if (c && c->class_name && (!strcmp(c->class_name, "URLContext") || !strcmp(c->class_name, "rtmp"))) rtmp_refused = 1;
+    }
     if (verbose_output && level <= AV_LOG_WARNING) {
         va_list copy;
         va_copy(copy, vl);

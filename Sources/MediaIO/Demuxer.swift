@@ -36,6 +36,16 @@ public final class Demuxer {
     public let isLive: Bool
     /// An HLS input, read by our client; nil for everything FFmpeg opens itself.
     let hls: HLSInput?
+    /// A pushed or streamed live input (RTMP, SRT, UDP, RTSP); nil for everything else.
+    let stream: StreamInput?
+    /// A pushed input whose connection ends is opened again (the listener takes the next
+    /// publisher), the timeline going on: a channel that outlives its input. Set from the plan.
+    public var reconnects: Bool {
+        get { stream?.reconnects ?? false }
+        set { stream?.reconnects = newValue }
+    }
+    /// Times a pushed input's publisher connected again.
+    public var reconnections: Int { stream?.reconnections ?? 0 }
     /// Its audio rendition, when the variant's audio is a playlist of its own; its stream's index is
     /// past the main input's (`audioIndexBase` + its own).
     let hlsAudio: HLSInput?
@@ -88,17 +98,25 @@ public final class Demuxer {
         interruptFlag.initialize(to: lf_interrupt_state())
         let opened: UnsafeMutablePointer<AVFormatContext>
         do {
-            if Self.looksLikePlaylist(url) {
+            if StreamInput.handles(url) {
+                let input = try StreamInput(url: url, options: options, interrupt: interruptFlag)
+                stream = input
+                hls = nil
+                opened = input.first
+            } else if Self.looksLikePlaylist(url) {
                 let input = try Self.openHLS(url, options: options, interrupt: interruptFlag)
                 hls = input
+                stream = nil
                 opened = input.first
             } else if let ctx = try Self.openWithFFmpeg(url, isNetwork: isNetwork, options: options, interrupt: interruptFlag) {
                 hls = nil
+                stream = nil
                 opened = ctx
             } else {
                 // FFmpeg recognised a playlist by its content: our reader takes it.
                 let input = try Self.openHLS(url, options: options, interrupt: interruptFlag)
                 hls = input
+                stream = nil
                 opened = input.first
             }
         } catch {
@@ -126,6 +144,9 @@ public final class Demuxer {
         if let hls {
             duration = hls.reader.info.duration
             isLive = hls.reader.info.isLive
+        } else if stream != nil {
+            duration = nil
+            isLive = true
         } else {
             duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
             isLive = false
@@ -134,7 +155,7 @@ public final class Demuxer {
         // A network file: how long one packet may take (the HLS reader has its own per-segment limits).
         let c = options.ioTimeout.components
         let micros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
-        packetDeadline = isNetwork && hls == nil ? 3 * micros : 0
+        packetDeadline = isNetwork && hls == nil && stream == nil ? 3 * micros : 0
         if let variant = hls?.reader.info.variant {
             bitRate = variant.averageBandwidth ?? variant.bandwidth
         } else {
@@ -170,7 +191,7 @@ public final class Demuxer {
             videoStream = s
         }
         guard let videoStream else {
-            if hls == nil {
+            if hls == nil && stream == nil {
                 var c: UnsafeMutablePointer<AVFormatContext>? = opened
                 avformat_close_input(&c)
             }
@@ -179,7 +200,7 @@ public final class Demuxer {
         }
         video = VideoStreamInfo(stream: videoStream)
         if video.size.width * video.size.height > options.maxPixels || video.size.width > 16384 || video.size.height > 16384 {
-            if hls == nil {
+            if hls == nil && stream == nil {
                 var c: UnsafeMutablePointer<AVFormatContext>? = opened
                 avformat_close_input(&c)
             }
@@ -244,7 +265,7 @@ public final class Demuxer {
     }
 
     deinit {
-        if hls == nil {
+        if hls == nil && stream == nil {
             var c: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&c)
         }
@@ -268,6 +289,7 @@ public final class Demuxer {
 
     /// Reads the next packet of the video or audio stream into `packet`.
     public func read(into packet: Packet) throws(FFmpegError) -> ReadResult {
+        if let stream { return try stream.read(into: packet, video: video.index, audio: audio?.index) ? .packet : .endOfFile }
         if let hls {
             if hlsAudio != nil { return try readWithRendition(into: packet) }
             switch try hls.read(into: packet, video: video.index, audio: audio?.index) {

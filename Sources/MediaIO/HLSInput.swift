@@ -14,16 +14,9 @@ final class HLSInput {
     private var current: UnsafeMutablePointer<AVFormatContext>
     private let maxPixels: Int
     private let interrupt: UnsafeMutablePointer<lf_interrupt_state>
-    /// The current run's stream → the first run's stream index.
-    private var streamMap: [Int: Int] = [:]
-    /// Added to the current run's timestamps, in microseconds.
-    private var offset: Int64 = 0
-    /// The newest end (pts + duration) of a video packet on the output timeline, microseconds.
-    private var newestEnd: Int64 = .min
+    /// Later runs onto the first's streams and timeline.
+    private var stitcher: TimelineStitcher
     private var timeline: Int
-    /// Extradata to attach to the next packet of a stream (new codec parameters after a discontinuity).
-    private var newExtradata: [Int: [UInt8]] = [:]
-    private var extradata: [Int: [UInt8]] = [:]
     /// The runs opened, for the report.
     private(set) var runs = 1
     /// End MPEG-TS runs' reading at each segment's end the network has not yet followed, so the
@@ -38,8 +31,6 @@ final class HLSInput {
     /// Each segment's EXT-X-PROGRAM-DATE-TIME at its first video packet.
     let clock: SourceClock
     private var lastDatedSegment: Int?
-
-    private static let microseconds = AVRational(num: 1, den: AV_TIME_BASE)
 
     init(reader: HLSReader, maxPixels: Int, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) {
         self.reader = reader
@@ -67,10 +58,7 @@ final class HLSInput {
         let video = av_find_best_stream(first, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         let timeBase = video >= 0 ? first.pointee.streams[Int(video)]?.pointee.time_base : nil
         clock = SourceClock(timeBase: timeBase.map(Rational.init) ?? Rational(1, 90_000))
-        for i in 0..<Int(first.pointee.nb_streams) {
-            streamMap[i] = i
-            if let par = first.pointee.streams[i]?.pointee.codecpar { extradata[i] = Self.extradata(par) }
-        }
+        stitcher = TimelineStitcher(first: first)
     }
 
     deinit {
@@ -149,11 +137,6 @@ final class HLSInput {
         avio_context_free(&io)
     }
 
-    private static func extradata(_ par: UnsafeMutablePointer<AVCodecParameters>) -> [UInt8] {
-        guard let data = par.pointee.extradata, par.pointee.extradata_size > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: Int(par.pointee.extradata_size)))
-    }
-
     enum ReadOutcome { case packet, segmentEnd, end }
 
     static func isTransportStream(_ ctx: UnsafeMutablePointer<AVFormatContext>) -> Bool {
@@ -198,15 +181,12 @@ final class HLSInput {
                 throw FFmpegError(code: lf_averror_exit(), operation: "reading \(reader.info.inputURL)")
             }
             try check(code, "reading \(reader.info.inputURL)")
-            guard let outer = streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
-            if current != first { remap(packet, to: outer) }
+            guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
+            if current != first { stitcher.remap(packet, from: current, to: outer) }
             fillTimestamps(packet, stream: outer)
             // The video's end is the timeline's (an audio rendition read alone: the audio's).
-            if outer == (video >= 0 ? video : audio), let tb = first.pointee.streams[outer]?.pointee.time_base {
-                let ts = packet.pointer.pointee.pts != lf_nopts_value() ? packet.pointer.pointee.pts : packet.pointer.pointee.dts
-                if ts != lf_nopts_value() {
-                    let end = av_rescale_q(ts + max(0, packet.pointer.pointee.duration), tb, Self.microseconds)
-                    newestEnd = max(newestEnd, end)
+            if outer == (video >= 0 ? video : audio) {
+                if let ts = stitcher.noteTimeline(packet, stream: outer) {
                     // The first picture of each segment dates the segment's pictures.
                     let position = packet.pointer.pointee.pos
                     if position >= 0, let segment = source.segment(at: position), segment.sequenceNumber != lastDatedSegment {
@@ -247,21 +227,6 @@ final class HLSInput {
         if ts != lf_nopts_value(), p.pointee.duration > 0 { streamEnds[stream] = ts + p.pointee.duration }
     }
 
-    /// Moves a packet of a later run onto the first run's stream, time base and timeline.
-    private func remap(_ packet: Packet, to outer: Int) {
-        let p = packet.pointer
-        let inner = current.pointee.streams[Int(p.pointee.stream_index)]!.pointee.time_base
-        let tb = first.pointee.streams[outer]!.pointee.time_base
-        av_packet_rescale_ts(p, inner, tb)
-        let shift = av_rescale_q(offset, Self.microseconds, tb)
-        if p.pointee.pts != lf_nopts_value() { p.pointee.pts += shift }
-        if p.pointee.dts != lf_nopts_value() { p.pointee.dts += shift }
-        p.pointee.stream_index = Int32(outer)
-        if let data = newExtradata.removeValue(forKey: outer), let side = av_packet_new_side_data(p, AV_PKT_DATA_NEW_EXTRADATA, data.count) {
-            data.withUnsafeBufferPointer { side.update(from: $0.baseAddress!, count: data.count) }
-        }
-    }
-
     /// Opens the demuxer on the next run and maps its streams; after a discontinuity its timeline
     /// continues from the newest end seen.
     private func nextRun(video: Int, audio: Int?) throws(FFmpegError) {
@@ -277,35 +242,9 @@ final class HLSInput {
         current = next
         runs += 1
         source.pausesAtSegmentEnds = pausesAtSegmentEnds && Self.isTransportStream(next)
-        streamMap = [:]
-        func match(_ outer: Int?, _ type: AVMediaType) throws(FFmpegError) {
-            guard let outer, outer >= 0, let want = first.pointee.streams[outer]?.pointee.codecpar else { return }
-            let index = av_find_best_stream(next, type, -1, -1, nil, 0)
-            guard index >= 0, let par = next.pointee.streams[Int(index)]?.pointee.codecpar else { return }
-            if par.pointee.codec_id != want.pointee.codec_id {
-                let from = String(cString: avcodec_get_name(want.pointee.codec_id)), to = String(cString: avcodec_get_name(par.pointee.codec_id))
-                throw FFmpegError(code: lf_averror_patchwelcome(),
-                                  operation: "segment \(header.sequenceNumber) of \(name) changes the \(type == AVMEDIA_TYPE_VIDEO ? "video" : "audio") codec from \(from) to \(to), which one run cannot follow")
-            }
-            streamMap[Int(index)] = outer
-            let data = Self.extradata(par)
-            if !data.isEmpty, data != extradata[outer] {
-                extradata[outer] = data
-                newExtradata[outer] = data
-            }
-        }
-        try match(video, AVMEDIA_TYPE_VIDEO)
-        try match(audio, AVMEDIA_TYPE_AUDIO)
-        if header.discontinuitySequence != timeline {
-            // The new timeline's first picture follows the last one; its audio keeps its place beside it.
-            timeline = header.discontinuitySequence
-            var start = next.pointee.start_time
-            if let (inner, _) = streamMap.first(where: { $0.value == (video >= 0 ? video : audio) }), let stream = next.pointee.streams[inner],
-               stream.pointee.start_time != lf_nopts_value() {
-                start = av_rescale_q(stream.pointee.start_time, stream.pointee.time_base, Self.microseconds)
-            }
-            if start != lf_nopts_value(), newestEnd != .min { offset = newestEnd - start }
-        }
+        let newTimeline = header.discontinuitySequence != timeline
+        timeline = header.discontinuitySequence
+        try stitcher.adopt(next, video: video, audio: audio, newClock: newTimeline, what: "segment \(header.sequenceNumber) of \(name)")
     }
 }
 

@@ -15,5 +15,9 @@ public struct InputOptions: Sendable {
     public var maxRedirects = 5
     /// Largest picture accepted (width × height); larger headers are refused before decoding.
     public var maxPixels = 8192 * 4320
+    /// An `rtmp://` input is a server a publisher pushes to (`--listen`), as `ffmpeg -listen 1`.
+    public var listen = false
+    /// A listener off loopback takes publishers with no stream key or passphrase (`--listen-unauthenticated`).
+    public var listenUnauthenticated = false
     public init() {}
 }

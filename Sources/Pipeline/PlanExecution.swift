@@ -85,6 +85,8 @@ final class PlanExecution {
                                                       "bytes": "\(record.bytes)", "latency": "\(latency.map { "\($0.seconds)" } ?? "-")"])
         }
         demuxer.marksSegmentEnds = plan.decodesSegmentsWhole
+        // A channel's pushed input waits for its publisher to come back instead of ending.
+        demuxer.reconnects = plan.inputLoss.keepsChannelUp
         // A shard reads from its keyframe on: before any stage reads.
         if let seek = plan.window?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let timeBase = plan.encodeTimeBase

@@ -114,6 +114,8 @@ public struct TickLoop<Payload> {
         clock: C, input: inout Input,
         window: TickWindow? = nil,
         resumeDelay: Duration = .zero,
+        startDelay: Duration = .zero,
+        timestampSlack: Int64 = 0,
         shouldStop: () -> Bool = { false },
         onSkip: (MediaTime) -> Void = { _ in },
         onResume: (MediaTime) -> Void = { _ in },
@@ -141,8 +143,10 @@ public struct TickLoop<Payload> {
         let origin = window?.origin ?? firstTime
         // Times on the output timeline: input time − origin − skipped.
         var skipped: Int64 = 0
+        // A live input's timestamps may be rounded to their time base (RTMP's milliseconds put a
+        // 30 fps frame 0.33 ms after its tick): `timestampSlack` units earlier still count as on time.
         func shifted(_ t: MediaTime) -> MediaTime {
-            MediaTime(value: t.value - origin.value - skipped, numerator: origin.numerator, denominator: origin.denominator)
+            MediaTime(value: t.value - origin.value - skipped - timestampSlack, numerator: origin.numerator, denominator: origin.denominator)
         }
         // A shard's reading starts at a keyframe at or before its first tick's picture; a later
         // first frame would put another picture on that tick than the whole run shows.
@@ -153,7 +157,7 @@ public struct TickLoop<Payload> {
         let start = clock.now
         /// Tick k's deadline is k periods after this (the first frame's arrival, or where a live
         /// run's clock was re-anchored after catching up).
-        var anchor = start
+        var anchor = start.advanced(by: startDelay)
 
         /// Offers every frame due by `target` (the newest wins); true once the tick's picture is
         /// decided: a later frame is here, or the input has ended.

@@ -25,6 +25,10 @@ struct TickSpec {
     /// due the moment they arrive. The ticks in between run at once (the held picture), and the
     /// returning frames are shown as soon as they are decoded, as after the join.
     var resumeDelay: Duration
+    /// A pushed input (frames arrive one by one, with the network's jitter): the clock starts this
+    /// long after its first frame, so a frame a little late is still on time. Zero for HLS (its
+    /// join distance is the slack).
+    var startDelay: Duration
     /// Seconds of input after which the run ends normally (`--max-duration`).
     var maxDuration: Double?
     var input: String
@@ -43,6 +47,7 @@ extension JobPlan {
                         keyframes: keyframes, fed: window?.fed, tickWindow: tickWindow, seeks: window?.seekKeyframe != nil,
                         stallTimeout: stallTimeout, inputLoss: inputLoss,
                         resumeDelay: .milliseconds(Int64(1000 * (input.targetDuration.map { 3 * Double($0) } ?? 0.5))),
+                        startDelay: isLive && input.targetDuration == nil ? .milliseconds(500) : .zero,
                         maxDuration: configuration.maxDuration,
                         input: configuration.input)
     }
@@ -159,7 +164,8 @@ final class TickStage {
                                metadata: ["input": "\(spec.input)", "output_time": "\(at)"])
                 }
             }
-            statistics = try await loop.run(clock: ContinuousClock(), input: &live, resumeDelay: spec.resumeDelay, shouldStop: stopping,
+            statistics = try await loop.run(clock: ContinuousClock(), input: &live, resumeDelay: spec.resumeDelay, startDelay: spec.startDelay,
+                                            timestampSlack: 1, shouldStop: stopping,
                                             onSkip: { [audio, log] in
                                                 log.notice("behind the live edge by more than --max-latency: skipped ahead",
                                                            metadata: ["to": "\($0.seconds)"])

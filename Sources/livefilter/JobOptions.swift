@@ -117,6 +117,12 @@ struct JobOptions: ParsableArguments {
     @Option(help: .hidden)
     var stallTimeout: Double?
 
+    @Flag(help: "An rtmp:// input is a server publishers push to (as ffmpeg's -listen 1): rtmp://0.0.0.0:1935/APP/KEY.")
+    var listen = false
+
+    @Flag(help: "A listener off loopback (RTMP, SRT, UDP) takes publishers without a stream key or passphrase.")
+    var listenUnauthenticated = false
+
     @Option(help: ArgumentHelp("What a lost live input does to the output: end (the run ends, exit 9), hold (keep the last picture, audio silent, until the input is back) or slate=FILE.png.",
                                valueName: "end|hold|slate=FILE"))
     var onInputLoss: InputLossPolicy = .end
@@ -171,6 +177,8 @@ struct JobOptions: ParsableArguments {
         config.inputOptions.variant = variant
         config.inputOptions.liveStart = liveStart
         config.inputOptions.maxPixels = maxPixels
+        config.inputOptions.listen = listen
+        config.inputOptions.listenUnauthenticated = listenUnauthenticated
         config.inputOptions.ioTimeout = .milliseconds(Int64(ioTimeout * 1000))
         config.maxDuration = maxDuration
         config.hls.segmentDuration = hlsTime

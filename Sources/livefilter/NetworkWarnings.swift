@@ -23,6 +23,9 @@ enum NetworkWarnings {
             if reconnectMarkers.contains(where: { line.localizedCaseInsensitiveContains($0) }) {
                 Counter(label: "livefilter_input_reconnects_total").increment()
             }
+            // A listener's wait for a publisher, interrupted by a stop (a port that cannot be had
+            // is reported by the input's own error).
+            if line.hasPrefix("Cannot open connection tcp://"), line.contains("?listen") { continue }
             guard !line.isEmpty, !harmless.contains(where: line.hasPrefix), seen.insert(line).inserted else { continue }
             out.append(line)
         }

@@ -9,4 +9,8 @@ void lf_log_capture(int verbose);
 /** Copies the oldest captured message into out; returns 0 when there is none. */
 int lf_log_next(char *out, int size);
 
+/** Whether FFmpeg's RTMP server, on this thread, took a publisher with another app or stream name
+    than its URL's since the last call (the flag is cleared). Needs the capturing callback. */
+int lf_log_take_rtmp_refusal(void);
+
 #endif

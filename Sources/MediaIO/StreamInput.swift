@@ -1,0 +1,245 @@
+import CFFmpeg
+import CFFmpegLog
+import Foundation
+import HLSClient
+
+/// A pushed or streamed live input — RTMP (a listener, as `ffmpeg -listen 1`), SRT (listener or
+/// caller), MPEG-TS over UDP, RTSP pulled — through FFmpeg's own protocols and demuxers. Its
+/// timeline is one: a publisher that reconnects (OBS does at every network hiccup) or restarts its
+/// clock is mapped onto the first connection's streams and continues where the last picture ended
+/// (`TimelineStitcher`). With `reconnects` (a channel that outlives its input) a connection that
+/// ends is opened again — a listener takes the next publisher — instead of ending the input.
+/// Owns every context it opens; the first stays open (its streams describe the input) until the end.
+final class StreamInput {
+    let url: String
+    let first: UnsafeMutablePointer<AVFormatContext>
+    private var current: UnsafeMutablePointer<AVFormatContext>
+    private var stitcher: TimelineStitcher
+    private let options: InputOptions
+    private let interrupt: UnsafeMutablePointer<lf_interrupt_state>
+    /// Open the input again when its connection ends (set from the plan: `--on-input-loss hold|slate`).
+    var reconnects = false
+    /// Connections after the first.
+    private(set) var reconnections = 0
+    /// Each stream's newest timestamp on the output timeline (microseconds): a jump is a new clock.
+    private var lastMicros: [Int: Int64] = [:]
+
+    /// The schemes read this way.
+    static func handles(_ url: String) -> Bool {
+        guard let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else { return false }
+        return ["rtmp", "rtmps", "srt", "udp", "rtp", "rtsp", "rtsps"].contains(scheme)
+    }
+
+    private var scheme: String { url.split(separator: ":", maxSplits: 1).first?.lowercased() ?? "" }
+
+    init(url: String, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) {
+        self.url = url
+        self.options = options
+        self.interrupt = interrupt
+        try Self.checkAuthentication(url, options: options)
+        first = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: Self.isListener(url, options: options))
+        current = first
+        stitcher = TimelineStitcher(first: first)
+    }
+
+    deinit {
+        if current != first { Self.close(current) }
+        Self.close(first)
+    }
+
+    private static func close(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
+        var c: UnsafeMutablePointer<AVFormatContext>? = ctx
+        avformat_close_input(&c)
+    }
+
+    /// Whether the input waits for a publisher (RTMP with `--listen`, SRT `mode=listener`, UDP).
+    static func isListener(_ url: String, options: InputOptions) -> Bool {
+        let lower = url.lowercased()
+        if lower.hasPrefix("rtmp://") { return options.listen }
+        if lower.hasPrefix("srt://") { return lower.contains("mode=listener") }
+        return lower.hasPrefix("udp://") || lower.hasPrefix("rtp://")
+    }
+
+    /// A listener off loopback must know its publisher (an RTMP stream key, an SRT passphrase)
+    /// unless `--listen-unauthenticated` says anyone who reaches the port may publish.
+    static func checkAuthentication(_ url: String, options: InputOptions) throws(MediaError) {
+        guard isListener(url, options: options), !options.listenUnauthenticated,
+              let parts = URLComponents(string: url), let host = parts.host else { return }
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        if loopback { return }
+        let lower = url.lowercased()
+        if lower.hasPrefix("rtmp://") {
+            // rtmp://HOST:PORT/APP/KEY: the key is the last path component after the app.
+            let path = parts.path.split(separator: "/")
+            if path.count >= 2 { return }
+            throw .invalidSettings("listening on \(host) for RTMP without a stream key (rtmp://\(host):PORT/APP/KEY): anyone who can reach the port could publish; add a key, or pass --listen-unauthenticated")
+        }
+        if lower.hasPrefix("srt://") {
+            if (parts.queryItems ?? []).contains(where: { $0.name == "passphrase" && ($0.value ?? "").count >= 10 }) { return }
+            throw .invalidSettings("listening on \(host) for SRT without a passphrase (…&passphrase=10 to 79 characters): anyone who can reach the port could publish; add one, or pass --listen-unauthenticated")
+        }
+        throw .invalidSettings("listening on \(host) for \(lower.hasPrefix("udp") ? "UDP" : "RTP"), which has no authentication: anyone who can reach the port could publish; listen on 127.0.0.1, or pass --listen-unauthenticated")
+    }
+
+    /// Seconds a listener waits for a publisher in one open before it looks again (a stop is seen
+    /// at once anyway: the interrupt callback).
+    private static let acceptWait = 5
+
+    /// Opens one connection: a listener waits for a publisher that sends video (others — a wrong
+    /// key, only audio, garbage, a handshake that does not finish — are refused with a warning and
+    /// the next is waited for); a caller connects once.
+    private static func connect(_ url: String, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>,
+                                waitingForPublisher: Bool) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+        let c = options.ioTimeout.components
+        let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
+        let lower = url.lowercased()
+        while true {
+            if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+            var dict: OpaquePointer? = nil
+            defer { av_dict_free(&dict) }
+            av_dict_set(&dict, "protocol_whitelist", "rtmp,rtmps,tcp,tls,srt,udp,rtp,rtsp,rtsps,http,https,httpproxy", 0)
+            if lower.hasPrefix("rtmp://") {
+                if options.listen {
+                    av_dict_set(&dict, "listen", "1", 0)
+                    av_dict_set(&dict, "timeout", String(acceptWait), 0)  // seconds, the accept only
+                }
+                av_dict_set(&dict, "rw_timeout", String(ioMicros), 0)
+            } else if lower.hasPrefix("srt://") {
+                if waitingForPublisher { av_dict_set(&dict, "listen_timeout", String(acceptWait * 1_000_000), 0) }
+                av_dict_set(&dict, "timeout", String(ioMicros), 0)
+            } else if lower.hasPrefix("udp://") || lower.hasPrefix("rtp://") {
+                av_dict_set(&dict, "timeout", String(ioMicros), 0)
+                av_dict_set(&dict, "overrun_nonfatal", "1", 0)
+                av_dict_set(&dict, "fifo_size", "278876", 0)
+            } else {
+                av_dict_set(&dict, "timeout", String(ioMicros), 0)  // rtsp: socket I/O, µs
+            }
+            // The accept, the handshake and the probe must finish within this, however slowly
+            // bytes trickle in (a read timeout alone never fires for a byte a second).
+            lf_interrupt_arm(interrupt, Int64(acceptWait) * 1_000_000 + 3 * ioMicros)
+            _ = lf_log_take_rtmp_refusal()
+            var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+            guard ctx != nil else { throw .inputUnreadable(url, reason: "out of memory") }
+            lf_set_interrupt(ctx, interrupt)
+            let code = avformat_open_input(&ctx, url, nil, &dict)
+            let expired = lf_interrupt_expired(interrupt) != 0
+            if code < 0 || ctx == nil {
+                lf_interrupt_arm(interrupt, 0)
+                if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+                let error = FFmpegError(code: code, operation: "opening")
+                if !waitingForPublisher {
+                    if code == lf_averror_invaliddata() { throw .notMediaFile(url, reason: error.reason) }
+                    throw .inputUnreadable(url, reason: expired ? "it did not open within \(acceptWait + 3 * Int(ioMicros / 1_000_000)) s" : error.reason)
+                }
+                // The port cannot be had (taken, not ours, no such address): no publisher can come.
+                if [EADDRINUSE, EACCES, EADDRNOTAVAIL, EINVAL, EPERM].map(lf_averror).contains(code) {
+                    throw .inputUnreadable(url, reason: "cannot listen there: " + error.reason)
+                }
+                // Nobody came within the accept's wait: look again. Anything else was a publisher
+                // that failed before it sent a picture.
+                if code != lf_averror(ETIMEDOUT) || expired {
+                    InputWarnings.add("a publisher on \(url.forMessages) was refused: \(expired ? "its handshake did not finish in time" : error.reason); waiting for the next")
+                }
+                continue
+            }
+            let opened = ctx!
+            let streamCount = Int(opened.pointee.nb_streams)
+            var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
+            for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
+            let info = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
+            for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
+            let probeExpired = lf_interrupt_expired(interrupt) != 0
+            lf_interrupt_arm(interrupt, 0)
+            // FFmpeg's RTMP server says so when the publisher's app or stream name is not the URL's.
+            if lf_log_take_rtmp_refusal() != 0 {
+                close(opened)
+                InputWarnings.add("a publisher on \(url.forMessages) gave another app or stream key than the URL's and was refused; waiting for the next")
+                if !waitingForPublisher { throw .inputUnreadable(url, reason: "the server refused the stream key") }
+                continue
+            }
+            let video = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+            let hasVideo = video >= 0 && (opened.pointee.streams[Int(video)]?.pointee.codecpar.pointee.width ?? 0) > 0
+            if info < 0 || !hasVideo {
+                close(opened)
+                if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+                let reason = info < 0 ? (probeExpired ? "it sent too little to read in time" : FFmpegError(code: info, operation: "probing").reason)
+                                      : "it sends no video"
+                if !waitingForPublisher { throw .notMediaFile(url, reason: reason) }
+                InputWarnings.add("a publisher on \(url.forMessages) was refused: \(reason); waiting for the next")
+                continue
+            }
+            return opened
+        }
+    }
+
+    /// The next packet of the video or audio stream, on the first connection's streams and one
+    /// continuous timeline; false at the input's end (a connection that ended, unless `reconnects`).
+    func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Bool {
+        while true {
+            packet.unref()
+            let code = av_read_frame(current, packet.pointer)
+            if code < 0 {
+                if interrupt.pointee.stop != 0 || code == lf_averror_exit() {
+                    throw FFmpegError(code: lf_averror_exit(), operation: "reading \(url)")
+                }
+                // A publisher that leaves (cleanly or not) ends its connection with EIO, not an end of file.
+                guard reconnects else {
+                    if code == lf_averror_eof() || code == lf_averror(EIO) || code == lf_averror(ETIMEDOUT) { return false }
+                    try check(code, "reading \(url)")
+                    return false
+                }
+                reconnections += 1
+                let why = code == lf_averror_eof() || code == lf_averror(EIO) ? "the connection ended" : FFmpegError(code: code, operation: "reading").reason
+                InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); waiting for the publisher to reconnect")
+                let next: UnsafeMutablePointer<AVFormatContext>
+                do {
+                    next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true)
+                } catch {
+                    throw FFmpegError(code: lf_averror_exit(), operation: "reading \(url): \(error)")
+                }
+                if current != first { Self.close(current) }
+                current = next
+                try stitcher.adopt(next, video: video, audio: audio, newClock: true, what: "the new connection to \(url.forMessages)")
+                lastMicros = [:]
+                InputWarnings.add("\(url.forMessages): a publisher connected again (\(reconnections.ordinal) time): the timeline goes on")
+                continue
+            }
+            guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
+            stitcher.remap(packet, from: current, to: outer)
+            followClockJumps(packet, stream: outer, video: video)
+            if outer == video { stitcher.noteTimeline(packet, stream: outer) }
+            return true
+        }
+    }
+
+    /// Within one connection a publisher may restart its clock (an MPEG-TS sender restarted on the
+    /// same UDP port, an encoder reset): a timestamp that goes back, or jumps ahead by more than a
+    /// few seconds, starts a new clock that continues where the timeline is.
+    private func followClockJumps(_ packet: Packet, stream outer: Int, video: Int) {
+        guard let tb = first.pointee.streams[outer]?.pointee.time_base else { return }
+        let p = packet.pointer
+        let ts = p.pointee.dts != lf_nopts_value() ? p.pointee.dts : p.pointee.pts
+        guard ts != lf_nopts_value() else { return }
+        let micros = av_rescale_q(ts, tb, TimelineStitcher.microseconds)
+        if let last = lastMicros[outer], micros < last - 1_000_000 || micros > last + 5_000_000, stitcher.newestEnd != .min {
+            let shift = stitcher.newestEnd - micros
+            stitcher.shiftClock(byMicroseconds: shift)
+            let units = av_rescale_q(shift, TimelineStitcher.microseconds, tb)
+            if p.pointee.pts != lf_nopts_value() { p.pointee.pts += units }
+            if p.pointee.dts != lf_nopts_value() { p.pointee.dts += units }
+            lastMicros = [:]
+            InputWarnings.add("\(url.forMessages): the timestamps jumped by \(String(format: "%.1f", Double(-shift) / 1e6)) s (the publisher restarted its clock): the timeline goes on")
+            lastMicros[outer] = micros + shift
+            return
+        }
+        lastMicros[outer] = max(lastMicros[outer] ?? .min, micros)
+    }
+}
+
+extension Int {
+    /// 1st, 2nd, 3rd, 4th…
+    var ordinal: String {
+        let suffix = (11...13).contains(self % 100) ? "th" : [1: "st", 2: "nd", 3: "rd"][self % 10] ?? "th"
+        return "\(self)\(suffix)"
+    }
+}
