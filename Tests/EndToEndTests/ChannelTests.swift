@@ -1,0 +1,313 @@
+import Foundation
+import Testing
+
+/// A live channel outlives its input (`--on-input-loss hold|slate`) and takes pushed inputs (RTMP,
+/// SRT): publishers killed and restarted, an origin that stops and comes back restarted, hostile
+/// publishers. Real ffmpeg publishers, the real binary, outputs checked with ffprobe (and GStreamer
+/// where installed): continuous timestamps, every segment playable.
+extension EndToEnd {
+    @Suite("Channels", .serialized)
+    struct ChannelTests {
+        /// A TCP port free on loopback now (the system's pick).
+        static func freePort() throws -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            try #require(bound, "no free port")
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        /// A small live publisher: testsrc2 320x240 at 30 fps and a tone, in real time (`-re`).
+        static func publisher(_ url: String, seconds: Double, format: String = "flv", audioOnly: Bool = false) throws -> Subprocess {
+            var arguments = ["-hide_banner", "-nostdin", "-v", "error", "-re"]
+            if !audioOnly { arguments += ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30"] }
+            arguments += ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", String(seconds)]
+            if !audioOnly { arguments += ["-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "30"] }
+            arguments += ["-c:a", "aac", "-f", format, url]
+            return try Subprocess(Paths.ffmpeg, arguments)
+        }
+
+        /// Video and audio packets of an output, sorted, and the holes between them (seconds).
+        struct Continuity: CustomStringConvertible {
+            var videoPackets = 0, audioPackets = 0
+            var videoGaps: [Double] = [], audioGaps: [Double] = []
+            var videoEnd = 0.0
+            var description: String {
+                "\(videoPackets) video, \(audioPackets) audio packets to \(videoEnd) s; gaps video \(videoGaps) audio \(audioGaps)"
+            }
+
+            static func measure(_ playlist: URL) async throws -> Continuity {
+                let result = try await Subprocess.run(Paths.ffprobe, ["-v", "error", "-show_entries", "packet=codec_type,pts_time,duration_time",
+                                                                      "-of", "csv=p=0", playlist.path], timeout: .seconds(60))
+                var video: [(Double, Double)] = [], audio: [(Double, Double)] = []
+                for line in result.stdoutText.split(separator: "\n") {
+                    let f = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+                    guard f.count >= 3, let pts = Double(f[1]) else { continue }
+                    let duration = Double(f[2]) ?? 0
+                    if f[0] == "video" { video.append((pts, duration)) } else if f[0] == "audio" { audio.append((pts, duration)) }
+                }
+                func gaps(_ packets: [(Double, Double)]) -> [Double] {
+                    let sorted = packets.sorted { $0.0 < $1.0 }
+                    return zip(sorted, sorted.dropFirst()).compactMap { a, b in
+                        let gap = b.0 - a.0 - a.1
+                        return abs(gap) > 0.005 ? (gap * 1000).rounded() / 1000 : nil
+                    }
+                }
+                var c = Continuity()
+                c.videoPackets = video.count
+                c.audioPackets = audio.count
+                c.videoGaps = gaps(video)
+                c.audioGaps = gaps(audio)
+                c.videoEnd = video.map { $0.0 + $0.1 }.max() ?? 0
+                return c
+            }
+        }
+
+        struct Loss: Decodable { var began: String; var outputTime: Double; var seconds: Double }
+        struct Report: Decodable { var inputLosses: [Loss]?; var framesDecoded: Int }
+
+        static func report(_ file: URL) throws -> Report {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            return try decoder.decode(Report.self, from: Data(contentsOf: file))
+        }
+
+        /// Every segment of an HLS output decodes in ffprobe (frames counted), and GStreamer's
+        /// hlsdemux plays the playlist where it is installed.
+        static func expectPlayable(_ playlist: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let text = try String(contentsOf: playlist, encoding: .utf8)
+            #expect(text.contains("#EXT-X-ENDLIST"), "finished playlist", sourceLocation: sourceLocation)
+            let segments = text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+            #expect(segments.count >= 3, "\(segments.count) segments", sourceLocation: sourceLocation)
+            for name in segments {
+                let file = playlist.deletingLastPathComponent().appendingPathComponent(String(name))
+                let frames = try await FFprobe.probe(file, countFrames: true).video?.readFrames ?? 0
+                #expect(frames > 0, "segment \(name) decodes no picture", sourceLocation: sourceLocation)
+            }
+            guard let gst = LowLatencyRuns.tool("gst-launch-1.0") else { return }
+            let played = try await Subprocess.run(gst, ["filesrc", "location=\(playlist.path)", "!", "hlsdemux", "!", "tsdemux", "!", "h264parse",
+                                                        "!", "avdec_h264", "!", "fakesink"], timeout: .seconds(60))
+            #expect(played.succeeded, "GStreamer: \(played.summary)", sourceLocation: sourceLocation)
+        }
+
+        @Test("channel: an RTMP publisher killed or quitting and coming back 10 times; one continuous output, the process never exits",
+              .timeLimit(.minutes(3)))
+        func rtmpPublisherComesBack() async throws {
+            let sandbox = try Sandbox("channel-rtmp")
+            defer { sandbox.remove() }
+            let port = try Self.freePort()
+            let url = "rtmp://127.0.0.1:\(port)/live/KEY"
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let channel = try LiveFilter.start(["run", url, "--listen", "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                                "--on-input-loss", "hold", "--input-loss-after", "0.5", "--report", reportFile.path, "-y"])
+            defer { channel.send(SIGKILL) }
+            var returns: [Date] = []
+            // The listener is up at once (it opens before anything else).
+            try await Task.sleep(for: .seconds(1.5))
+            for cycle in 0..<10 {
+                let publisher = try Self.publisher(url, seconds: 1.5)
+                returns.append(Date())
+                if cycle % 2 == 0 {
+                    // Killed half-way through, as a crashed encoder or a pulled cable.
+                    try await Task.sleep(for: .seconds(1.2))
+                    publisher.send(SIGKILL)
+                }
+                _ = await publisher.wait(timeout: .seconds(20))
+                #expect(channel.isRunning, "the channel exited after publisher \(cycle)")
+                try await Task.sleep(for: .seconds(1.2))
+            }
+            channel.send(SIGINT)
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            let continuity = try await Continuity.measure(output)
+            print("channel RTMP ×10: \(continuity)")
+            #expect(continuity.videoGaps.isEmpty && continuity.audioGaps.allSatisfy { abs($0) < 0.03 }, "\(continuity)")
+            try await Self.expectPlayable(output)
+            let report = try Self.report(reportFile)
+            let losses = report.inputLosses ?? []
+            #expect(losses.count == 10, "\(losses.count) losses: \(result.stderrText.suffix(2000))")
+            // Each return is in the output within a segment (1 s) of the publisher's start (ffmpeg's
+            // own start-up, ~0.3 s, included).
+            let iso = ISO8601DateFormatter()
+            for (loss, next) in zip(losses, returns.dropFirst()) {
+                guard let began = iso.date(from: loss.began) else { continue }
+                let back = began.addingTimeInterval(loss.seconds).timeIntervalSince(next)
+                #expect(back < 2.0, "a publisher's return showed \(back) s after it started")
+            }
+            #expect(result.stderrText.contains("waiting for the publisher to reconnect"))
+        }
+
+        enum Policy: String, CaseIterable, Sendable, CustomTestStringConvertible {
+            case hold, slate
+            var testDescription: String { rawValue }
+        }
+
+        @Test("channel: an HLS origin that stops for 4 s and comes back restarted (media sequence 1000, timestamps from 0); output continuous",
+              arguments: Policy.allCases)
+        func hlsOriginComesBack(policy: Policy) async throws {
+            let sandbox = try Sandbox("channel-hls")
+            defer { sandbox.remove() }
+            let segments = try await HLSTestServer.make(from: Paths.sample("landscape.mp4"), in: sandbox, segmentSeconds: 1, reencode: true)
+            defer { segments.stop() }
+            let playlists = try await PlaylistServer.start()
+            defer { playlists.stop() }
+            try playlists.files(in: segments.folder)
+            let names = segments.segments.map { ($0.name, String($0.duration)) }
+            let slate = sandbox.file("slate.png")
+            try await ffmpeg(["-f", "lavfi", "-i", "color=c=blue:s=320x180", "-frames:v", "1", slate.path])
+            // Before: segments 0… published one a second; then nothing for 4 s; then a restarted
+            // origin: sequence 1000, the clip again from its start (timestamps go back), then the end.
+            let publish: @Sendable (Int, Int, [(String, String)], Bool) -> Void = { sequence, count, list, ended in
+                // A sliding window of 4.
+                let window = Array(list.prefix(count).suffix(4))
+                playlists.playlist("/live.m3u8", PlaylistServer.mediaPlaylist(window, target: 1, sequence: sequence + max(0, count - 4), live: !ended))
+            }
+            publish(0, 2, names, false)
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let lossArgument = policy == .hold ? "hold" : "slate=\(slate.path)"
+            let run = Task {
+                try await LiveFilter.run(["run", playlists.url("/live.m3u8"), "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                          "--on-input-loss", lossArgument, "--input-loss-after", "1.5", "--report", reportFile.path, "-y", "-q"],
+                                         timeout: .seconds(90))
+            }
+            for count in 3...5 { try await Task.sleep(for: .seconds(1)); publish(0, count, names, false) }
+            try await Task.sleep(for: .seconds(4))
+            for count in 1...4 { publish(1000, count, names, false); try await Task.sleep(for: .seconds(1)) }
+            publish(1000, 4, names, true)
+            let result = try await run.value
+            try LiveFilter.requireSuccess(result)
+            let continuity = try await Continuity.measure(output)
+            print("channel HLS \(policy): \(continuity)")
+            #expect(continuity.videoGaps.isEmpty && continuity.audioGaps.allSatisfy { abs($0) < 0.03 }, "\(continuity)")
+            try await Self.expectPlayable(output)
+            let losses = try Self.report(reportFile).inputLosses ?? []
+            #expect(losses.count == 1 && (losses.first?.seconds ?? 0) > 1, "\(losses)")
+            #expect(result.stderrText.contains("the origin restarted"), "\(result.stderrText)")
+            // The output lasts as long as the run: the loss is in it, not cut out.
+            #expect(continuity.videoEnd > 9, "\(continuity)")
+            if policy == .slate, let loss = losses.first {
+                // A picture in the middle of the loss is the slate (blue), shown as it is.
+                let still = sandbox.file("still.png")
+                try await ffmpeg(["-ss", String(loss.outputTime + 1.4 + loss.seconds / 2), "-i", output.path, "-frames:v", "1",
+                                  "-vf", "scale=1:1", "-f", "rawvideo", "-pix_fmt", "rgb24", still.path])
+                let rgb = try Data(contentsOf: still)
+                #expect(rgb.count == 3 && rgb[2] > 150 && rgb[0] < 80 && rgb[1] < 80, "the middle of the loss is \(Array(rgb)), not the blue slate")
+            }
+        }
+
+        @Test("channel: hostile publishers on the RTMP port (garbage, a wrong key, audio only) are refused; the channel stays up for the next",
+              .timeLimit(.minutes(2)))
+        func rtmpHostilePublishers() async throws {
+            let sandbox = try Sandbox("channel-hostile")
+            defer { sandbox.remove() }
+            let port = try Self.freePort()
+            let url = "rtmp://127.0.0.1:\(port)/live/KEY"
+            let output = sandbox.file("out/index.m3u8")
+            let channel = try LiveFilter.start(["run", url, "--listen", "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                                "--on-input-loss", "hold", "--input-loss-after", "0.5", "--io-timeout", "2", "-y"])
+            defer { channel.send(SIGKILL) }
+            try await Task.sleep(for: .seconds(1))
+            // Garbage bytes.
+            let garbage = try Subprocess(URL(fileURLWithPath: "/bin/bash"),
+                                         ["-c", "head -c 20000 /dev/urandom > /dev/tcp/127.0.0.1/\(port)"])
+            _ = await garbage.wait(timeout: .seconds(10))
+            try await Task.sleep(for: .seconds(0.5))
+            // The wrong stream key.
+            let wrong = try Self.publisher("rtmp://127.0.0.1:\(port)/live/WRONG", seconds: 2)
+            _ = await wrong.wait(timeout: .seconds(20))
+            try await Task.sleep(for: .seconds(0.5))
+            // Audio only.
+            let audio = try Self.publisher(url, seconds: 2, audioOnly: true)
+            _ = await audio.wait(timeout: .seconds(20))
+            try await Task.sleep(for: .seconds(0.5))
+            #expect(channel.isRunning, "the channel exited on a hostile publisher")
+            // Then a real one.
+            let good = try Self.publisher(url, seconds: 2)
+            _ = await good.wait(timeout: .seconds(20))
+            try await Task.sleep(for: .seconds(1))
+            channel.send(SIGINT)
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            let log = result.stderrText
+            #expect(log.contains("another app or stream key"), "wrong key not refused: \(log)")
+            #expect(log.contains("sends no video"), "audio only not refused: \(log)")
+            #expect(!log.contains("Fatal") && !log.contains("Segmentation"), "\(log)")
+            let frames = try await FFprobe.probe(output, countFrames: true).video?.readFrames ?? 0
+            #expect(frames >= 40, "the good publisher's pictures: \(frames)")
+        }
+
+        @Test("channel: SRT listener with a passphrase; a wrong passphrase is refused, the right one's publisher comes back twice")
+        func srtListener() async throws {
+            let sandbox = try Sandbox("channel-srt")
+            defer { sandbox.remove() }
+            let port = try Self.freePort()
+            let passphrase = "correct-horse-battery"
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let channel = try LiveFilter.start(["run", "srt://127.0.0.1:\(port)?mode=listener&passphrase=\(passphrase)", "-o", output.path,
+                                                "--hls-time", "1", "--hls-playlist", "event", "--on-input-loss", "hold",
+                                                "--input-loss-after", "0.5", "--report", reportFile.path, "-y"])
+            defer { channel.send(SIGKILL) }
+            try await Task.sleep(for: .seconds(1))
+            let wrong = try Self.publisher("srt://127.0.0.1:\(port)?passphrase=not-the-right-one", seconds: 2, format: "mpegts")
+            let refused = await wrong.wait(timeout: .seconds(20))
+            #expect(!refused.succeeded, "a wrong passphrase published: \(refused.summary)")
+            for _ in 0..<3 {
+                let publisher = try Self.publisher("srt://127.0.0.1:\(port)?passphrase=\(passphrase)", seconds: 2, format: "mpegts")
+                let published = await publisher.wait(timeout: .seconds(20))
+                #expect(published.succeeded, "\(published.summary)")
+                try await Task.sleep(for: .seconds(1.5))
+                #expect(channel.isRunning)
+            }
+            channel.send(SIGINT)
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            let continuity = try await Continuity.measure(output)
+            print("channel SRT ×3: \(continuity)")
+            #expect(continuity.videoGaps.isEmpty, "\(continuity)")
+            #expect(continuity.videoPackets >= 150, "\(continuity)")
+            try await Self.expectPlayable(output)
+        }
+
+        @Test("channel: with --on-input-loss end, a publisher that leaves ends the run with a finished output (exit 0)")
+        func rtmpEndPolicy() async throws {
+            let sandbox = try Sandbox("channel-end")
+            defer { sandbox.remove() }
+            let port = try Self.freePort()
+            let url = "rtmp://127.0.0.1:\(port)/live/KEY"
+            let output = sandbox.file("out.mp4")
+            let channel = try LiveFilter.start(["run", url, "--listen", "-o", output.path, "-y", "-q"])
+            defer { channel.send(SIGKILL) }
+            try await Task.sleep(for: .seconds(1))
+            let publisher = try Self.publisher(url, seconds: 2)
+            _ = await publisher.wait(timeout: .seconds(20))
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.succeeded, "\(result.summary)")
+            let frames = try await FFprobe.probe(output, countFrames: true).video?.readFrames ?? 0
+            #expect(frames >= 50, "\(frames) pictures")
+        }
+
+        @Test("channel: a listener off loopback needs a stream key or passphrase unless --listen-unauthenticated; file inputs refuse hold")
+        func listenerAuthentication() async throws {
+            let sandbox = try Sandbox("channel-auth")
+            defer { sandbox.remove() }
+            let output = sandbox.file("out.mp4").path
+            for input in ["rtmp://0.0.0.0:19999/live", "srt://0.0.0.0:19998?mode=listener", "udp://0.0.0.0:19997"] {
+                let result = try await LiveFilter.run(["run", input, "--listen", "-o", output, "-q"], timeout: .seconds(30))
+                #expect(!result.succeeded && result.stderrText.contains("--listen-unauthenticated"), "\(input): \(result.summary)")
+                #expect(result.stderrLines.filter { $0.hasPrefix("livefilter: error:") }.count == 1, "\(result.summary)")
+            }
+            let file = try await LiveFilter.run(["run", Paths.sample("landscape.mp4").path, "-o", output, "--on-input-loss", "hold", "-q"])
+            #expect(!file.succeeded && file.stderrText.contains("live inputs"), "\(file.summary)")
+        }
+    }
+}
