@@ -72,7 +72,7 @@ public final class RunStatus: Sendable {
     /// `/metrics` and `/status`, or nil for any other path.
     public func respond(to request: Request) -> Response? {
         let cors: HTTPFields = [.accessControlAllowOrigin: "*", .cacheControl: "no-cache"]
-        guard request.uri.path == "/metrics" || request.uri.path == "/status" else { return nil }
+        guard ["/metrics", "/status", "/status/ready", "/status/live"].contains(request.uri.path) else { return nil }
         guard request.method == .get || request.method == .head else {
             return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
         }
@@ -87,8 +87,39 @@ public final class RunStatus: Sendable {
             headers[.contentType] = "application/json"
             return Response(status: .ok, headers: headers,
                             body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: statusJSON())))
+        case "/status/ready":
+            // Readiness (a load balancer, Kubernetes): the output exists and grows. A channel
+            // holding its last picture or a slate is ready: viewers get a picture.
+            let ready = isReady
+            return Response(status: ready ? .ok : .serviceUnavailable, headers: cors,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: ready ? "ready\n" : "no output yet\n")))
+        case "/status/live":
+            // Liveness: the clock ticks. Fails only when a run that has ticked stops ticking (a
+            // wedged pipeline: restart it), not while a channel waits for its first publisher.
+            let alive = isAlive
+            return Response(status: alive ? .ok : .serviceUnavailable, headers: cors,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: alive ? "alive\n" : "the clock has not ticked for \(Int(Self.stuckAfter)) s\n")))
         default:
             return nil
+        }
+    }
+
+    /// Seconds without a tick after which a running run is wedged.
+    static let stuckAfter = 30.0
+    private let tickWatch = NIOLockedValueBox<(ticks: Double, changed: Date)>((0, Date()))
+
+    var isReady: Bool {
+        let values = table.snapshot()
+        return values["livefilter_finished"] != 1 && (values["livefilter_frames_out_total"] ?? 0) > 0
+    }
+
+    var isAlive: Bool {
+        let values = table.snapshot()
+        if values["livefilter_finished"] == 1 { return true }
+        let ticks = values["livefilter_ticks_total"] ?? 0
+        return tickWatch.withLockedValue { watch in
+            if ticks != watch.ticks { watch = (ticks, Date()) }
+            return ticks == 0 || Date().timeIntervalSince(watch.changed) < Self.stuckAfter
         }
     }
 }

@@ -153,10 +153,18 @@ struct RunCommand: AsyncParsableCommand {
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
         // Ctrl-C finishes a playable output with everything the encoder was given.
         let session = ExportSession(config, onCancel: .finishOutput)
+        var server: HTTPService?
+        // A channel may wait long for its first publisher (a listener) or origin: /status answers
+        // meanwhile (live, not yet ready). The chain endpoint on the same address needs the job.
+        if let serve, let status, control != serve {
+            server = try await Serving.start(output: output, at: serve, status: status, limits: http.limits,
+                                             chain: nil, publications: publications)
+        }
         let job: TranscodeJob
         do {
             job = try await session.open()
         } catch {
+            server?.shutdown()
             throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
         }
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
@@ -176,9 +184,8 @@ struct RunCommand: AsyncParsableCommand {
         let chainEndpoint = job.chainControl.map {
             ChainEndpoint(controller: LiveChainController(control: $0, files: changeFiles), token: controlToken)
         }
-        var server: HTTPService?
         var controlServer: HTTPService?
-        if let serve, let status {
+        if let serve, let status, server == nil {
             server = try await Serving.start(output: output, at: serve, status: status, limits: http.limits,
                                              chain: control == serve ? chainEndpoint : nil, publications: publications)
         }

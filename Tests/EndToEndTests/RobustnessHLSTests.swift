@@ -166,7 +166,7 @@ extension EndToEnd {
             Self.expectBoundedFailure(result, seconds: seconds, limit: 60, output: output)
         }
 
-        @Test("robustness: a live playlist that stops updating ends by --stall-timeout, exit 9, output finished")
+        @Test("robustness: a live playlist that stops updating ends by --stall-timeout (--input-loss-after's former name), exit 9, output finished")
         func robustnessStalledLive() async throws {
             let sandbox = try Sandbox("robust-hls")
             defer { sandbox.remove() }
@@ -180,7 +180,7 @@ extension EndToEnd {
                 try await LiveFilter.run(["run", playlists.url("/live.m3u8"), "-o", output.path, "--quiet", "--stall-timeout", "3",
                                           "--live-start", "oldest"], timeout: .seconds(60))
             }
-            expectOneLineError(result, MoreExitCodes.inputStalled, mentioning: "stall-timeout")
+            expectOneLineError(result, MoreExitCodes.inputStalled, mentioning: "--input-loss-after")
             #expect(seconds < 20, "\(seconds) s")
             let frames = try #require(try await FFprobe.probe(output, countFrames: true).video?.readFrames)
             #expect(frames >= 60, "what arrived was kept: \(frames)")
