@@ -23,6 +23,9 @@ final class StreamInput {
     private(set) var reconnections = 0
     /// Each stream's newest timestamp on the output timeline (microseconds): a jump is a new clock.
     private var lastMicros: [Int: Int64] = [:]
+    /// UDP or RTP: no connection to open again, the bound socket waits for the sender.
+    private var isDatagram: Bool { ["udp", "rtp"].contains(scheme) }
+    private var waitingForSender = false
 
     /// The schemes read this way.
     static func handles(_ url: String) -> Bool {
@@ -188,6 +191,18 @@ final class StreamInput {
                     try check(code, "reading \(url)")
                     return false
                 }
+                if isDatagram {
+                    // UDP has no connection: the socket stays bound and a sender that comes back
+                    // just sends again. Read on (each read waits --io-timeout).
+                    if !waitingForSender {
+                        waitingForSender = true
+                        reconnections += 1
+                        InputWarnings.add("\(url.forMessages): nothing received for the --io-timeout (\(reconnections.ordinal) time); waiting for the sender to reconnect")
+                    }
+                    current.pointee.pb.pointee.eof_reached = 0
+                    current.pointee.pb.pointee.error = 0
+                    continue
+                }
                 reconnections += 1
                 let why = code == lf_averror_eof() || code == lf_averror(EIO) ? "the connection ended" : FFmpegError(code: code, operation: "reading").reason
                 InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); waiting for the publisher to reconnect")
@@ -205,6 +220,7 @@ final class StreamInput {
                 continue
             }
             guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
+            waitingForSender = false
             stitcher.remap(packet, from: current, to: outer)
             followClockJumps(packet, stream: outer, video: video)
             if outer == video { stitcher.noteTimeline(packet, stream: outer) }

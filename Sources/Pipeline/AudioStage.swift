@@ -115,18 +115,28 @@ final class AudioStage: @unchecked Sendable {
     /// Silence from the end of what was written up to `units` (the input audio's time base, output timeline).
     private func writeSilence(until units: Int64) throws {
         guard let decoder, writtenEnd != .min else { return }
-        let rate = decoder.sampleRate
+        let rate = Double(decoder.sampleRate)
         guard rate > 0 else { return }
-        while writtenEnd < units {
-            let missing = Double(units - writtenEnd) * copyTimeBase.doubleValue
-            let samples = min(1024, max(1, Int((missing * Double(rate)).rounded(.up))))
-            guard let frame = decoder.silence(samples: samples, pts: writtenEnd) else { return }
-            writtenEnd += max(1, Int64((Double(samples) / Double(rate) / copyTimeBase.doubleValue).rounded()))
+        // Counted in samples, not in the stream's time base: RTMP's is a millisecond, and a
+        // 1024-sample frame rounded to it would drift (0.33 ms a frame) until audio that comes
+        // back overlaps the silence and goes backwards.
+        let tb = copyTimeBase.doubleValue
+        var start = max(silenceEnd ?? 0, Double(writtenEnd) * tb)
+        let until = Double(units) * tb
+        while until - start >= 0.5 / rate {
+            let samples = min(1024, Int(((until - start) * rate).rounded(.up)))
+            guard let frame = decoder.silence(samples: samples, pts: Int64((start / tb).rounded(.down))) else { return }
+            start += Double(samples) / rate
+            silenceEnd = start
+            writtenEnd = max(writtenEnd, Int64((start / tb).rounded(.up)))
             silentSamples += samples
             try converter!.send(frame)
             try drainConverter()
         }
     }
+
+    /// Where the silence written so far ends, exactly (seconds on the audio's output timeline).
+    private var silenceEnd: Double?
 
     func handle(_ packet: Packet) throws {
         if packet.isSilenceRequest {

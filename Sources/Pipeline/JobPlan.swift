@@ -238,7 +238,8 @@ public struct JobPlan: Sendable {
         displayMatrixTag = policy == .keep ? video.displayMatrix : nil
         maxLatency = input.isLive ? configuration.maxLatency : nil
         // As asked, else 3 × the playlist's target duration + 10 s (4 s when it could not be read).
-        stallTimeout = input.isLive ? configuration.stallTimeout ?? .seconds(3 * (input.targetDuration ?? 4) + 10) : nil
+        // A pushed input (no playlist) delivers frame by frame: 5 s without one is a loss.
+        stallTimeout = input.isLive ? configuration.stallTimeout ?? .seconds(input.targetDuration.map { 3 * $0 + 10 } ?? 5) : nil
         if configuration.inputLoss.keepsChannelUp && !input.isLive {
             throw .media(.invalidSettings("--on-input-loss \(configuration.inputLoss) is for live inputs (a live HLS playlist, rtmp://, srt://, udp://, rtsp://); \(configuration.input) is a file or VOD, which cannot be lost"))
         }

@@ -156,8 +156,18 @@ final class PartLatencyLog: Sendable {
 final class ArrivalLog: @unchecked Sendable {
     private var entries: [(pts: Int64, uptime: UInt64)] = []
     private var shown: [(tick: Int64, uptime: UInt64, pts: Int64, at: UInt64)] = []
+    /// Ticks made while the input was lost (a channel's held picture or slate): no input picture
+    /// is late there, so a part or segment ending or starting on one has no latency to count.
+    private var lostTicks: Set<Int64> = []
     private let lock = NSLock()
     private let capacity = 8192
+
+    /// The tick stage: `tick` was made while the input was lost.
+    func lost(tick: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        lostTicks.insert(tick)
+        if lostTicks.count > capacity { lostTicks = Set(lostTicks.sorted().suffix(capacity / 2)) }
+    }
 
     /// The read stage: a video packet with this pts has arrived now.
     func arrived(pts: Int64) {
@@ -186,7 +196,7 @@ final class ArrivalLog: @unchecked Sendable {
     func latency(ofPartEndingAt tick: Int64) -> (fromTick: Duration, fromInput: Duration)? {
         let now = DispatchTime.now().uptimeNanoseconds
         lock.lock(); defer { lock.unlock() }
-        guard let entry = shown.last(where: { $0.tick <= tick }), now >= entry.at, now >= entry.uptime else { return nil }
+        guard !lostTicks.contains(tick), let entry = shown.last(where: { $0.tick <= tick }), now >= entry.at, now >= entry.uptime else { return nil }
         return (.nanoseconds(Int64(now - entry.at)), .nanoseconds(Int64(now - entry.uptime)))
     }
 
@@ -194,7 +204,7 @@ final class ArrivalLog: @unchecked Sendable {
     func latency(ofSegmentStartingAt tick: Int64) -> Duration? {
         let now = DispatchTime.now().uptimeNanoseconds
         lock.lock(); defer { lock.unlock() }
-        guard let arrival = shown.last(where: { $0.tick <= tick })?.uptime, now >= arrival else { return nil }
+        guard !lostTicks.contains(tick), let arrival = shown.last(where: { $0.tick <= tick })?.uptime, now >= arrival else { return nil }
         return .nanoseconds(Int64(now - arrival))
     }
 }

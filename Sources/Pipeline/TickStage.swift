@@ -84,6 +84,8 @@ final class TickStage {
     /// The audio's output time at tick 0 (the first picture's input time): silence fills up to
     /// each lost tick's end on the audio's timeline.
     private var audioTimeOfTickZero: Double?
+    /// The input was lost and no new picture has been shown since.
+    private var heldSinceLoss = false
     /// The previous tick showed a new frame (a repeat after one begins an input stall).
     private var previousTickWasNew = false
     private var lastOutputPts: Int64 = .min
@@ -121,9 +123,12 @@ final class TickStage {
             ticksShown += 1
             let keyframe = spec.keyframes.forces(at: t.index, sourceKeyframe: t.isNewFrame && t.payload.frame.isKeyframe)
             if audioTimeOfTickZero == nil, t.isNewFrame { audioTimeOfTickZero = t.payload.time.seconds - Double(t.index) * period }
-            if !t.isNewFrame, losses.isLost {
+            if t.isNewFrame { heldSinceLoss = false } else if losses.isLost { heldSinceLoss = true }
+            if !t.isNewFrame, heldSinceLoss {
+                // Lost, or back but not yet shown (the resume delay's ticks): still the loss's picture.
                 // The channel stays up: the slate (or the last picture again), and silence beside it.
-                metrics.inputLossLasted(seconds: period)
+                if losses.isLost { metrics.inputLossLasted(seconds: period) }
+                arrivals?.lost(tick: t.index)
                 if let base = audioTimeOfTickZero { audio?.fillSilence(through: base + Double(t.index + 1) * period) }
                 if showsSlate {
                     ticksRepeated += 1

@@ -110,7 +110,7 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Stop after this many seconds of input.")
     var maxDuration: Double?
 
-    @Option(help: ArgumentHelp("Seconds a live input may deliver nothing before it is lost (default 3 × target duration + 10).",
+    @Option(help: ArgumentHelp("Seconds a live input may deliver nothing before it is lost (default 3 × target duration + 10 for HLS, 5 for a pushed input).",
                                discussion: "--stall-timeout is the former name of this option."))
     var inputLossAfter: Double?
 

@@ -213,9 +213,18 @@ extension EndToEnd {
             let url = "rtmp://127.0.0.1:\(port)/live/KEY"
             let output = sandbox.file("out/index.m3u8")
             let channel = try LiveFilter.start(["run", url, "--listen", "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
-                                                "--on-input-loss", "hold", "--input-loss-after", "0.5", "--io-timeout", "2", "-y"])
+                                                "--on-input-loss", "hold", "--input-loss-after", "0.5", "--io-timeout", "1", "-y"])
             defer { channel.send(SIGKILL) }
             try await Task.sleep(for: .seconds(1))
+            // A byte a second: the handshake never finishes; refused after 5 s + 3 × --io-timeout.
+            let trickle = try Subprocess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+                import socket, time
+                s = socket.create_connection(("127.0.0.1", \(port)))
+                for _ in range(12):
+                    try: s.send(b"\\x03"); time.sleep(1)
+                    except OSError: break
+                """])
+            _ = await trickle.wait(timeout: .seconds(30))
             // Garbage bytes.
             let garbage = try Subprocess(URL(fileURLWithPath: "/bin/bash"),
                                          ["-c", "head -c 20000 /dev/urandom > /dev/tcp/127.0.0.1/\(port)"])
@@ -240,6 +249,7 @@ extension EndToEnd {
             let log = result.stderrText
             #expect(log.contains("another app or stream key"), "wrong key not refused: \(log)")
             #expect(log.contains("sends no video"), "audio only not refused: \(log)")
+            #expect(log.contains("did not finish in time") || log.contains("too little to read in time"), "the trickler: \(log)")
             #expect(!log.contains("Fatal") && !log.contains("Segmentation"), "\(log)")
             let frames = try await FFprobe.probe(output, countFrames: true).video?.readFrames ?? 0
             #expect(frames >= 40, "the good publisher's pictures: \(frames)")
@@ -273,6 +283,32 @@ extension EndToEnd {
             #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
             let continuity = try await Continuity.measure(output)
             print("channel SRT ×3: \(continuity)")
+            #expect(continuity.videoGaps.isEmpty, "\(continuity)")
+            #expect(continuity.videoPackets >= 150, "\(continuity)")
+            try await Self.expectPlayable(output)
+        }
+
+        @Test("channel: MPEG-TS over UDP; a sender that stops and starts again (its clock from 0) continues one timeline")
+        func udpSenderComesBack() async throws {
+            let sandbox = try Sandbox("channel-udp")
+            defer { sandbox.remove() }
+            let port = try Self.freePort()
+            let output = sandbox.file("out/index.m3u8")
+            let channel = try LiveFilter.start(["run", "udp://127.0.0.1:\(port)", "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                                "--on-input-loss", "hold", "--input-loss-after", "0.5", "--io-timeout", "1", "-y"])
+            defer { channel.send(SIGKILL) }
+            try await Task.sleep(for: .seconds(1))
+            for _ in 0..<3 {
+                let sender = try Self.publisher("udp://127.0.0.1:\(port)?pkt_size=1316", seconds: 2.5, format: "mpegts")
+                _ = await sender.wait(timeout: .seconds(20))
+                try await Task.sleep(for: .seconds(2))
+                #expect(channel.isRunning)
+            }
+            channel.send(SIGINT)
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            let continuity = try await Continuity.measure(output)
+            print("channel UDP ×3: \(continuity)")
             #expect(continuity.videoGaps.isEmpty, "\(continuity)")
             #expect(continuity.videoPackets >= 150, "\(continuity)")
             try await Self.expectPlayable(output)

@@ -11,6 +11,8 @@ struct ScriptedInput: TickInput {
     let end: Int64
     var next = 0
     var newestArrived: Int64?
+    /// Frames that come back after an input loss (`.resume`).
+    var resumes: Set<Int> = []
 
     /// When frame i is decoded (≥ its arrival), for inputs whose decoder trails the delivery.
     let decoded: [Int64]?
@@ -54,7 +56,7 @@ struct ScriptedInput: TickInput {
             newestArrived = times[next]
         }
         defer { next += 1 }
-        return .frame(next, Self.ms(times[next]))
+        return resumes.contains(next) ? .resume(next, Self.ms(times[next])) : .frame(next, Self.ms(times[next]))
     }
 
     /// Sleeps until the next frame is decoded or the deadline, whichever comes first: exactly when
@@ -117,6 +119,32 @@ struct TickLoopTests {
         #expect(stalled.allSatisfy { $0.frame == 30 && !$0.new })
         #expect(stats.repeatedTicks >= 29)
         #expect(ticks.count >= 90)
+    }
+
+    @Test func inputBackAfterALossIsShownAResumeDelayLaterWithTheOutputContinuous() async throws {
+        // 2 s of 30 fps on time; then nothing until 5 s on the wall clock; then the input is back
+        // (its stitched timeline goes on from 2 s) in real time for 2 s.
+        let times = (0..<120).map { Int64($0) * 1000 / 30 }
+        let arrivals = times.enumerated().map { $0.offset < 60 ? $0.element : 5000 + $0.element - 2000 }
+        let clock = VirtualClock()
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 4000)
+        input.resumes = [60]
+        var ticks: [(index: Int64, frame: Int, new: Bool)] = []
+        var resumedAt: [MediaTime] = []
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10))
+            .run(clock: clock, input: &input, resumeDelay: .seconds(1), onResume: { resumedAt.append($0) }) {
+                ticks.append(($0.index, $0.payload, $0.isNewFrame))
+            }
+        #expect(resumedAt.count == 1)
+        // One tick per output period, no index missing: the output's timeline never jumps.
+        #expect(ticks.map(\.index) == Array(0..<Int64(ticks.count)))
+        // Frame 60 arrives at 5.0 s on the clock (tick 150) and is shown a second later.
+        let first = try #require(ticks.first { $0.frame == 60 })
+        #expect((179...181).contains(first.index), "frame 60 at tick \(first.index)")
+        // Until then the last picture is held; after, every returning frame is shown once.
+        #expect(ticks.filter { $0.index > 59 && $0.index < first.index }.allSatisfy { $0.frame == 59 && !$0.new })
+        #expect(Set(ticks.filter(\.new).map(\.frame)) == Set(0..<120))
+        #expect(stats.droppedFrames == 0)
     }
 
     @Test func slowChainOnLiveClockDropsFramesAndKeepsLatencyBounded() async throws {
