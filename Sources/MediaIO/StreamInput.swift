@@ -91,8 +91,11 @@ final class StreamInput {
     /// Opens one connection: a listener waits for a publisher that sends video (others — a wrong
     /// key, only audio, garbage, a handshake that does not finish — are refused with a warning and
     /// the next is waited for); a caller connects once.
+    /// - Parameter again: a reconnection: the streams' parameters are all it needs (the frame rate
+    ///   was planned from the first connection), so the probe does not also count frames for a rate
+    ///   (20 of them by default: 0.7 s at 30 fps before the channel is back).
     private static func connect(_ url: String, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>,
-                                waitingForPublisher: Bool) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+                                waitingForPublisher: Bool, again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         let c = options.ioTimeout.components
         let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
         let lower = url.lowercased()
@@ -101,6 +104,7 @@ final class StreamInput {
             var dict: OpaquePointer? = nil
             defer { av_dict_free(&dict) }
             av_dict_set(&dict, "protocol_whitelist", "rtmp,rtmps,tcp,tls,srt,udp,rtp,rtsp,rtsps,http,https,httpproxy", 0)
+            if again { av_dict_set(&dict, "fpsprobesize", "0", 0) }
             if lower.hasPrefix("rtmp://") {
                 if options.listen {
                     av_dict_set(&dict, "listen", "1", 0)
@@ -208,7 +212,7 @@ final class StreamInput {
                 InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); waiting for the publisher to reconnect")
                 let next: UnsafeMutablePointer<AVFormatContext>
                 do {
-                    next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true)
+                    next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true, again: true)
                 } catch {
                     throw FFmpegError(code: lf_averror_exit(), operation: "reading \(url): \(error)")
                 }
@@ -218,6 +222,14 @@ final class StreamInput {
                 lastMicros = [:]
                 InputWarnings.add("\(url.forMessages): a publisher connected again (\(reconnections.ordinal) time): the timeline goes on")
                 continue
+            }
+            if stitcher.streamMap[packet.streamIndex] == nil, current != first {
+                // A stream the probe did not wait for (a reconnection probes only what it needs).
+                let inner = packet.streamIndex
+                if let type = current.pointee.streams[inner]?.pointee.codecpar.pointee.codec_type {
+                    let outer = type == AVMEDIA_TYPE_VIDEO ? video : type == AVMEDIA_TYPE_AUDIO ? (audio ?? -1) : -1
+                    if outer >= 0 { _ = stitcher.mapLate(inner, of: current, onto: outer) }
+                }
             }
             guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
             waitingForSender = false

@@ -67,6 +67,22 @@ struct TimelineStitcher {
         if start != lf_nopts_value(), newestEnd != .min { offset = newestEnd - start }
     }
 
+    /// A stream of the current run that appeared after it was adopted (an RTMP publisher's audio
+    /// whose first packet came after the probe): mapped onto the first run's `outer` if that has no
+    /// stream of this run yet and the codec is the same. Whether it now maps.
+    mutating func mapLate(_ inner: Int, of current: UnsafeMutablePointer<AVFormatContext>, onto outer: Int) -> Bool {
+        guard !streamMap.values.contains(outer), let par = current.pointee.streams[inner]?.pointee.codecpar,
+              let want = first.pointee.streams[outer]?.pointee.codecpar, par.pointee.codec_type == want.pointee.codec_type,
+              par.pointee.codec_id == want.pointee.codec_id else { return false }
+        streamMap[inner] = outer
+        let data = Self.extradata(par)
+        if !data.isEmpty, data != extradata[outer] {
+            extradata[outer] = data
+            newExtradata[outer] = data
+        }
+        return true
+    }
+
     /// The current run's clock started afresh mid-run: its later timestamps move by this much more.
     mutating func shiftClock(byMicroseconds shift: Int64) { offset += shift }
 

@@ -181,8 +181,14 @@ final class AudioStage: @unchecked Sendable {
         while case let .frame(frame) = try decoder!.receive() {
             if let ts = frame.timestamp {
                 let pts = ts - origin - shift
-                // After a latency skip or a loss (silence written), audio already covered is dropped.
-                if shift != 0 || silentSamples > 0, pts < writtenEnd { continue }
+                // After a latency skip, a loss (silence written) or in a channel (a publisher's new
+                // connection continues the timeline from the video's end, its audio a little before
+                // the end of the audio already written), audio already covered is dropped: the
+                // encoder's timestamps must not go back.
+                // (Overlaps smaller than half the frame are the time base's rounding, not audio again.)
+                let frameUnits = Int64((Double(frame.sampleCount) / Double(max(1, frame.sampleRate)) / copyTimeBase.doubleValue).rounded())
+                if fillsGaps, pts + frameUnits / 2 < writtenEnd { continue }
+                if shift != 0 || silentSamples > 0, pts < writtenEnd, !fillsGaps { continue }
                 // A channel's audio has no holes: more than a frame's gap is silence.
                 if fillsGaps, writtenEnd != .min, Double(pts - writtenEnd) * copyTimeBase.doubleValue > 0.03 {
                     try writeSilence(until: pts)
@@ -190,6 +196,13 @@ final class AudioStage: @unchecked Sendable {
                 frame.presentationTimestamp = pts
                 let samples = Double(frame.sampleCount) / Double(max(1, frame.sampleRate))
                 writtenEnd = pts + Int64((samples / copyTimeBase.doubleValue).rounded())
+            } else if fillsGaps {
+                // Undated (a new connection's first PES): it follows what was written, or, before
+                // anything was, it cannot be placed. The encoder would make up a time that goes back.
+                guard writtenEnd != .min else { continue }
+                frame.presentationTimestamp = writtenEnd
+                let samples = Double(frame.sampleCount) / Double(max(1, frame.sampleRate))
+                writtenEnd += Int64((samples / copyTimeBase.doubleValue).rounded())
             }
             try converter!.send(frame)
             try drainConverter()

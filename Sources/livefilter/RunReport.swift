@@ -40,6 +40,13 @@ struct RunReport: Encodable {
     /// A live channel (`--on-input-loss hold|slate`): each time its input was lost.
     var inputLosses: [InputLossReport]?
 
+    /// ISO 8601 with milliseconds: a loss's start is compared with other clocks' events.
+    static var milliseconds: ISO8601DateFormatter {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }
+
     struct InputLossReport: Encodable {
         /// When it was declared lost (ISO 8601), and where the output was then (seconds).
         var began: String
@@ -132,7 +139,7 @@ struct RunReport: Encodable {
                               fromInputP50: $0.fromInputP50.rounded(to: 3), fromInputP95: $0.fromInputP95.rounded(to: 3))
         }
         inputLosses = job.configuration.inputLoss.keepsChannelUp ? s.inputLosses.map {
-            InputLossReport(began: ISO8601DateFormatter().string(from: $0.began), outputTime: $0.outputTime.rounded(to: 3),
+            InputLossReport(began: Self.milliseconds.string(from: $0.began), outputTime: $0.outputTime.rounded(to: 3),
                             seconds: $0.seconds.rounded(to: 3))
         } : nil
         ticks = s.ticks.map {

@@ -137,6 +137,7 @@ extension EndToEnd {
             // Each return is in the output within a segment (1 s) of the publisher's start (ffmpeg's
             // own start-up, ~0.3 s, included).
             let iso = ISO8601DateFormatter()
+            iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             for (loss, next) in zip(losses, returns.dropFirst()) {
                 guard let began = iso.date(from: loss.began) else { continue }
                 let back = began.addingTimeInterval(loss.seconds).timeIntervalSince(next)
