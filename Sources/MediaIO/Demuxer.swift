@@ -46,6 +46,15 @@ public final class Demuxer {
     }
     /// Times a pushed input's publisher connected again.
     public var reconnections: Int { stream?.reconnections ?? 0 }
+
+    /// Whether opening `url` waits for a publisher to push to it (an RTMP `--listen`, an SRT
+    /// listener, UDP), which may take as long as the publisher does.
+    public static func waitsForPublisher(_ url: String, options: InputOptions) -> Bool {
+        guard StreamInput.handles(url), StreamInput.isListener(url, options: options) else { return false }
+        // One that will be refused (no key off loopback) does not wait.
+        do { try StreamInput.checkAuthentication(url, options: options) } catch { return false }
+        return true
+    }
     /// Its audio rendition, when the variant's audio is a playlist of its own; its stream's index is
     /// past the main input's (`audioIndexBase` + its own).
     let hlsAudio: HLSInput?

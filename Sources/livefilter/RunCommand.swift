@@ -153,6 +153,10 @@ struct RunCommand: AsyncParsableCommand {
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
         // Ctrl-C finishes a playable output with everything the encoder was given.
         let session = ExportSession(config, onCancel: .finishOutput)
+        // A listener may wait for hours: say so, rather than look hung.
+        if Demuxer.waitsForPublisher(input, options: config.inputOptions) {
+            Terminal.line("livefilter: waiting for a publisher at \(input)")
+        }
         var server: HTTPService?
         // A channel may wait long for its first publisher (a listener) or origin: /status answers
         // meanwhile (live, not yet ready). The chain endpoint on the same address needs the job.
