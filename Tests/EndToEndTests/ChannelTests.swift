@@ -173,7 +173,7 @@ extension EndToEnd {
             var testDescription: String { rawValue }
         }
 
-        @Test("channel: an HLS origin that stops for 4 s and comes back restarted (media sequence 1000, timestamps from 0); output continuous",
+        @Test("channel: an HLS origin that stops for 5 s and comes back restarted (media sequence 1000, timestamps from 0); output continuous",
               arguments: Policy.allCases)
         func hlsOriginComesBack(policy: Policy) async throws {
             let sandbox = try Sandbox("channel-hls")
@@ -199,11 +199,13 @@ extension EndToEnd {
             let lossArgument = policy == .hold ? "hold" : "slate=\(slate.path)"
             let run = Task {
                 try await LiveFilter.run(["run", playlists.url("/live.m3u8"), "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
-                                          "--on-input-loss", lossArgument, "--input-loss-after", "1.5", "--report", reportFile.path, "-y", "-q"],
+                                          // Above the reload schedule's gaps while it finds the origin's phase
+                                          // (a probe lets a 1 s segment go by: up to ~2 s without a packet).
+                                          "--on-input-loss", lossArgument, "--input-loss-after", "2.5", "--report", reportFile.path, "-y", "-q"],
                                          timeout: .seconds(90))
             }
             for count in 3...5 { try await Task.sleep(for: .seconds(1)); publish(0, count, names, false) }
-            try await Task.sleep(for: .seconds(4))
+            try await Task.sleep(for: .seconds(5))
             for count in 1...4 { publish(1000, count, names, false); try await Task.sleep(for: .seconds(1)) }
             publish(1000, 4, names, true)
             let result = try await run.value
