@@ -45,6 +45,23 @@ public final class Decoder {
         avcodec_free_context(&c)
     }
 
+    /// H.264's NAL framing in this stream's packets: the length prefix's size (avcC: FLV, MP4), or
+    /// nil for Annex B start codes (MPEG-TS). Only meaningful when `isH264`.
+    public var h264LengthSize: Int? {
+        guard let data = context.pointee.extradata, context.pointee.extradata_size >= 5, data[0] == 1 else { return nil }
+        return Int(data[4] & 3) + 1
+    }
+
+    public var isH264: Bool { context.pointee.codec_id == AV_CODEC_ID_H264 }
+
+    /// Overload shedding (`--overload adapt`): skip the in-loop deblocking of pictures nothing
+    /// references (their own picture is a little blockier; no error spreads), and skip decoding
+    /// those pictures at all. Takes effect from the next packet (frame threads copy the fields).
+    public func setSkipping(nonReferenceDeblocking: Bool, nonReferencePictures: Bool) {
+        context.pointee.skip_loop_filter = nonReferenceDeblocking ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+        context.pointee.skip_frame = nonReferencePictures ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+    }
+
     /// Sends one packet. A damaged packet is counted, not thrown: the stream goes on.
     public func send(_ packet: Packet) throws(FFmpegError) {
         let code = avcodec_send_packet(context, packet.pointer)

@@ -44,6 +44,12 @@ public final class Encoder {
         context.pointee.pix_fmt == AV_PIX_FMT_NONE ? nil : PixelFormat(context.pointee.pix_fmt)
     }
 
+    /// The codec's global header (for H.264 with a global header: its SPS and PPS), empty without one.
+    public var globalHeader: [UInt8] {
+        guard let data = context.pointee.extradata, context.pointee.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(context.pointee.extradata_size)))
+    }
+
     /// Samples per frame the encoder wants (1024 for AAC), or 0 when any size goes.
     public var frameSize: Int { Int(context.pointee.frame_size) }
 

@@ -86,6 +86,40 @@ public final class Packet: @unchecked Sendable {
 
     public var size: Int { Int(pointer.pointee.size) }
 
+    /// An H.264 packet's picture is referenced by no other (its first slice's `nal_ref_idc` is 0):
+    /// a decoder may skip it without harm to the rest. Nil when no slice is found. Reads Annex B
+    /// (MPEG-TS) or, with `lengthSize`, length-prefixed NAL units (FLV, MP4).
+    public func h264IsNonReference(lengthSize: Int?) -> Bool? {
+        guard let data = pointer.pointee.data, pointer.pointee.size > 0 else { return nil }
+        let bytes = UnsafeBufferPointer(start: data, count: Int(pointer.pointee.size))
+        func slice(_ header: UInt8) -> Bool? {
+            let type = header & 0x1f
+            return type == 1 || type == 5 ? (header >> 5) & 3 == 0 : nil
+        }
+        if let lengthSize, (1...4).contains(lengthSize) {
+            var at = 0
+            while at + lengthSize < bytes.count {
+                var length = 0
+                for i in 0..<lengthSize { length = length << 8 | Int(bytes[at + i]) }
+                at += lengthSize
+                guard length > 0, at < bytes.count else { return nil }
+                if let answer = slice(bytes[at]) { return answer }
+                at += length
+            }
+            return nil
+        }
+        var i = 0
+        while i + 3 < bytes.count {
+            if bytes[i] == 0, bytes[i + 1] == 0, bytes[i + 2] == 1 {
+                if let answer = slice(bytes[i + 3]) { return answer }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return nil
+    }
+
     func unref() { av_packet_unref(pointer) }
 }
 

@@ -62,6 +62,10 @@ final class DecodeStage: @unchecked Sendable {
     private var lastPts: Int64?
     private var lastDuration: Int64
     private let decodedCount = Atomic<Int>(0)
+    private let notDecodedCount = Atomic<Int>(0)
+    /// `--overload adapt`: the decoder's skipping follows the level's effect.
+    var overload: OverloadController?
+    private var skipping = (deblocking: false, pictures: false)
     private let mediaTimeBits = Atomic<UInt64>(0)
 
     /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
@@ -102,6 +106,7 @@ final class DecodeStage: @unchecked Sendable {
                     decoder.resume()
                     continue
                 }
+                if let overload { applySkipping(overload.effect, to: packet) }
                 try timing.measure(.decode) { () throws(FFmpegError) in try decoder.send(packet) }
                 try drain()
             }
@@ -134,6 +139,18 @@ final class DecodeStage: @unchecked Sendable {
         }
     }
 
+    /// Sets the decoder's skipping to the overload level's and counts the pictures it will skip.
+    private func applySkipping(_ effect: OverloadEffect, to packet: Packet) {
+        let wanted = (deblocking: effect.skipsNonReferenceDeblocking, pictures: effect.skipsNonReferencePictures)
+        if wanted != skipping {
+            decoder.setSkipping(nonReferenceDeblocking: wanted.deblocking, nonReferencePictures: wanted.pictures)
+            skipping = wanted
+        }
+        if wanted.pictures, decoder.isH264, packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true {
+            notDecodedCount.add(1, ordering: .relaxed)
+        }
+    }
+
     /// The end of the newest frame decoded, relative to the start.
     private var lastFrameEnd: MediaTime? { lastPts.map { time($0 - origin + lastDuration) } }
 
@@ -142,6 +159,8 @@ final class DecodeStage: @unchecked Sendable {
     }
 
     var framesDecoded: Int { decodedCount.load(ordering: .relaxed) }
+    /// Pictures the decoder skipped to shed load (non-reference, `--overload adapt`).
+    var picturesNotDecoded: Int { notDecodedCount.load(ordering: .relaxed) }
     /// Seconds of input decoded so far (end of the newest frame).
     var mediaTime: Double { Double(bitPattern: mediaTimeBits.load(ordering: .relaxed)) }
     /// Decode errors the decoder skipped over. Read after the stage ended.

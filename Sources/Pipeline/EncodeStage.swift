@@ -26,7 +26,16 @@ struct MuxItem: @unchecked Sendable {
 /// For `-o null` there is no encoder: pictures are counted and dropped.
 final class EncodeStage: @unchecked Sendable {
     let input: Channel<EncodeWork>
-    private let encoder: Encoder?
+    private var encoder: Encoder?
+    /// `--overload adapt`: the encoder is reopened with the level's x264 preset at a keyframe.
+    /// Set before the stage starts, with `reopen` (an encoder like this one, another preset) and
+    /// `onPresetChange` (told each change, or a refusal: a global header that would change).
+    var overload: OverloadController?
+    var reopen: ((EncoderSpeedPreset) throws(MediaError) -> Encoder)?
+    var onPresetChange: (_ preset: EncoderSpeedPreset, _ refused: String?) -> Void = { _, _ in }
+    private var preset: EncoderSpeedPreset?
+    private var refusedPresets: Set<EncoderSpeedPreset> = []
+    private let presetChangeCount = Atomic<Int>(0)
     private let mux: MuxStage?
     private let stream: Int
     private let constantRate: Bool
@@ -77,7 +86,7 @@ final class EncodeStage: @unchecked Sendable {
         ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_ENCODER_AFTER"].flatMap { Int($0) }
 
     private func run() throws {
-        guard let encoder, let mux else { return try discardAll() }
+        guard encoder != nil, let mux else { return try discardAll() }
         var durations: [Int64: Int64] = [:]
         var lastDuration: Int64 = 1
         var remembered: Frame?
@@ -85,16 +94,24 @@ final class EncodeStage: @unchecked Sendable {
         func encode(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool = false) throws {
             sent += 1
             if let limit = Self.injectedFailureAfter, sent > limit {
-                throw MediaError.processing(FFmpegError(.inputOutput, operation: "encoding (\(encoder.codecName)) [injected fault after \(limit) frames]"))
+                throw MediaError.processing(FFmpegError(.inputOutput, operation: "encoding (\(encoder!.codecName)) [injected fault after \(limit) frames]"))
             }
             frame.presentationTimestamp = pts
             if keyframe { frame.requestKeyframe() }
             if !constantRate { durations[pts] = duration }
             lastDuration = duration
+            // Read at each picture: an overload step may have reopened it at a keyframe.
+            let encoder = self.encoder!
             try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
             try drain(deadline: nil, durations: &durations, lastDuration: lastDuration)
         }
+        preset = overload?.plan.basePreset
         while let work = try input.receive() {
+            switch work {
+            case let .picture(_, _, _, _, true), let .repeatLast(_, _, true):
+                try changePresetIfAsked(durations: &durations, lastDuration: lastDuration)
+            default: break
+            }
             switch work {
             case let .picture(frame, remember, pts, duration, keyframe):
                 remembered = remember
@@ -107,10 +124,36 @@ final class EncodeStage: @unchecked Sendable {
             }
         }
         // A quick stop drains the encoder's look-ahead only until its deadline.
-        try encoder.sendEndOfStream()
+        try encoder!.sendEndOfStream()
         try drain(deadline: stopDeadline.instant, durations: &durations, lastDuration: lastDuration)
         mux.input.finish()
     }
+
+    /// At a keyframe: the overload level asks for another preset. The encoder holds no picture
+    /// (the plan allows preset steps only with the low-delay tune); a new one opens with the
+    /// preset, and its first picture is this keyframe. Where the output carries a global header,
+    /// the new SPS/PPS must be the old ones byte for byte, else the step is refused (once).
+    private func changePresetIfAsked(durations: inout [Int64: Int64], lastDuration: Int64) throws {
+        guard let overload, let reopen, let current = encoder, let preset else { return }
+        let wanted = overload.effect.preset
+        guard wanted != preset, !refusedPresets.contains(wanted) else { return }
+        let next = try reopen(wanted)
+        let header = current.globalHeader
+        if !header.isEmpty, next.globalHeader != header {
+            refusedPresets.insert(wanted)
+            onPresetChange(wanted, "its parameter sets differ from the output's header")
+            return
+        }
+        try current.sendEndOfStream()
+        try drain(deadline: nil, durations: &durations, lastDuration: lastDuration)
+        encoder = next
+        self.preset = wanted
+        presetChangeCount.add(1, ordering: .relaxed)
+        onPresetChange(wanted, nil)
+    }
+
+    /// Times the encoder was reopened with another preset.
+    var presetChanges: Int { presetChangeCount.load(ordering: .relaxed) }
 
     private func discardAll() throws {
         while let work = try input.receive() {

@@ -322,7 +322,14 @@ final class FilterStage: @unchecked Sendable {
         return true
     }
 
+    /// Fault injection for the overload tests (RELIABILITY.md): each new picture takes this many
+    /// more milliseconds, as a chain too heavy for the machine would, so `--overload adapt` is
+    /// exercised on any machine.
+    private static let injectedSlowness: UInt32? =
+        ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_SLOW_PICTURE_MS"].flatMap { UInt32($0) }
+
     private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
+        if let ms = Self.injectedSlowness { usleep(ms * 1000) }
         if control != nil || chainVaries { lastFrame = frame }
         // A picture the stream changed to (another size or format mid-stream: a discontinuity, a
         // publisher's new settings) is scaled on the RGB path, as a chain's pictures would be.

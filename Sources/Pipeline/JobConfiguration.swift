@@ -71,6 +71,8 @@ public struct JobConfiguration: Sendable {
     public var stallTimeout: Duration?
     /// What a live channel does when its input is lost (`--on-input-loss`).
     public var inputLoss: InputLossPolicy = .end
+    /// What a live run does when the machine cannot keep up (`--overload`; offline runs never shed).
+    public var overload: OverloadPolicy = .adapt
     /// Labels on every metric this job records through swift-metrics (e.g. `["stream": "cam1"]`
     /// when one process runs several jobs). Empty for the CLI's one job.
     public var metricsLabels: [String: String] = [:]
@@ -135,6 +137,8 @@ public struct JobProgress: Sendable {
     public var filtered = 0
     public var dropped = 0
     public var repeated = 0
+    /// Pictures the decoder skipped to shed load (`--overload adapt`).
+    public var picturesNotDecoded = 0
     /// Bytes written so far.
     public var bytes: Int64 = 0
     /// Wall time per pipeline stage so far.
@@ -232,6 +236,8 @@ public struct JobSummary: Sendable {
     /// A live channel's input losses (`--on-input-loss hold|slate`): each one's start (wall clock
     /// and output time) and length.
     public var inputLosses: [InputLoss] = []
+    /// What `--overload adapt` shed (live runs with it; nil otherwise).
+    public var overload: OverloadSummary?
 
     public struct InputLoss: Sendable {
         public var began: Date

@@ -201,6 +201,9 @@ public struct JobPlan: Sendable {
     /// What happens then: the run ends, or the channel holds the last picture or a slate until
     /// the input is back. Anything but `.end` encodes the audio (silence fills the loss).
     public let inputLoss: InputLossPolicy
+    /// What a live run sheds when the machine cannot keep up (`--overload adapt`); nil for offline
+    /// runs (no deadline) and `--overload off`.
+    public let overload: OverloadPlan?
     /// A shard of a split job: the part of the output this run makes (nil: all of it).
     public let window: RunWindow?
     /// Where output keyframes go.
@@ -316,6 +319,17 @@ public struct JobPlan: Sendable {
             : Self.audioPlan(input.audio, settings: configuration.audio, fillsSilence: configuration.inputLoss.keepsChannelUp)
         keyframes = KeyframeRule(atSourceKeyframes: configuration.keyframesAtSource,
                                  schedule: schedule, windowStart: window?.kept.lowerBound)
+        if input.isLive, configuration.overload == .adapt, case let .ticks(grid) = timing {
+            // The encoder is reopened at keyframes only where nothing waits in it (the low-delay
+            // tune) and it is x264.
+            let h264 = !container.isImageSequence && container != .null
+            overload = OverloadPlan(inputRate: video.frameRate.map(\.doubleValue), tickRate: grid.rate.doubleValue,
+                                    preset: renditions.first?.encoder.speedPreset ?? configuration.video.speedPreset,
+                                    presetSwaps: h264 && renditions.allSatisfy(\.encoder.lowDelay),
+                                    segmentSeconds: input.targetDuration.map(Double.init), maxLatency: maxLatency)
+        } else {
+            overload = nil
+        }
     }
 
     /// The path for `geometry` (a live chain change), by the same rule as the plan's.

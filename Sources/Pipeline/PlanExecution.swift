@@ -90,6 +90,7 @@ final class PlanExecution {
         // A shard reads from its keyframe on: before any stage reads.
         if let seek = plan.window?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let timeBase = plan.encodeTimeBase
+        let overload = plan.overload.map(OverloadController.init)
         var encoders: [EncodeStage] = []
         for (rendition, mux) in zip(plan.renditions, outputs.media) {
             let encoder = plan.container.isImageSequence
@@ -99,6 +100,23 @@ final class PlanExecution {
             let stage = try EncodeStage(encoder: encoder, mux: mux, constantRate: plan.timing.isConstantRate,
                                         keep: plan.window?.kept, timing: timing, stopDeadline: stopDeadline)
             if let matrix = plan.displayMatrixTag { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
+            if let overload, !plan.container.isImageSequence {
+                stage.overload = overload
+                let (size, settings, color, rate, globalHeader) = (rendition.size, rendition.encoder, plan.color, plan.timing.rate, mux.sink.wantsGlobalHeader)
+                stage.reopen = { preset throws(MediaError) in
+                    var faster = settings
+                    faster.speedPreset = preset
+                    return try Encoder.h264(size: size, frameRate: rate, timeBase: timeBase, color: color, settings: faster, globalHeader: globalHeader)
+                }
+                stage.onPresetChange = { [metrics, log] preset, refused in
+                    if let refused {
+                        log.warning("overload: x264 preset \(preset.rawValue) not used for \(size.width)x\(size.height): \(refused)")
+                    } else {
+                        metrics.encoderPresetChanged()
+                        log.notice("overload: \(size.width)x\(size.height) encoded with x264 preset \(preset.rawValue) from this keyframe")
+                    }
+                }
+            }
             encoders.append(stage)
         }
         if plan.output == .discard {
@@ -109,12 +127,13 @@ final class PlanExecution {
         reader = ReadStage(demuxer: demuxer, audioStream: plan.audioStream, capacity: plan.readCapacity, arrivals: arrivals)
         decode = try DecodeStage(demuxer: demuxer, origin: plan.input.videoStart, packets: reader.packets,
                                  withAudio: plan.audio != .none, nominalRate: plan.timing.rate, timing: timing)
+        decode.overload = overload
         audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: decode.audio,
                                outputs: outputs.audioTargets, stopDeadline: stopDeadline)
         if audio == nil { decode.audio?.finish() }
         audio?.fillsGaps = plan.inputLoss.keepsChannelUp
         ticks = TickStage(spec: plan.tickSpec, decode: decode, reader: reader, filter: filter.work, arrivals: arrivals,
-                          audio: audio, metrics: metrics, log: log)
+                          audio: audio, overload: overload, metrics: metrics, log: log)
         progress = RunProgress(plan: plan, decode: decode, filter: filter, encoders: encoders, audio: audio, outputs: outputs,
                                ticks: ticks, timing: timing, metrics: metrics, report: report)
         try outputs.begin()
@@ -175,6 +194,16 @@ final class PlanExecution {
         summary.partLatency = partLatencies.summary
         summary.inputLosses = ticks.losses.losses.map {
             JobSummary.InputLoss(began: $0.began, outputTime: $0.outputTime, seconds: $0.seconds ?? Date().timeIntervalSince($0.began))
+        }
+        if let overload = ticks.overload {
+            summary.overload = OverloadSummary(
+                steps: overload.plan.steps.map(\.description), maxLevel: overload.maxLevel, finalLevel: overload.level,
+                changes: overload.changes.map {
+                    .init(outputTime: $0.outputTime, level: $0.change.to, step: $0.change.step.description,
+                          taken: $0.change.to > $0.change.from, reason: $0.change.reason)
+                },
+                picturesNotDecoded: decode.picturesNotDecoded, ticksShed: ticks.ticksShed,
+                encoderPresetChanges: encoders.map(\.presetChanges).reduce(0, +))
         }
         summary.outputs = outputs.playlists
         summary.hlsRenditions = outputs.hlsRenditions

@@ -18,6 +18,8 @@ final class RunMetrics: @unchecked Sendable {
     private let losses: Counter
     private let lossSeconds: FloatingPointCounter
     private let inputLost: Gauge
+    private let overload: Gauge
+    private let overloadChanges, ticksShed, presetChanges, notDecoded: Counter
     private var stageSeconds: [StageTimings.Stage: FloatingPointCounter] = [:]
     private var stageMs: [StageTimings.Stage: Gauge] = [:]
     private var filterSeconds: [String: FloatingPointCounter] = [:]
@@ -27,7 +29,7 @@ final class RunMetrics: @unchecked Sendable {
     private let lock = NSLock()
 
     private struct Totals {
-        var framesIn = 0, framesOut = 0, ticks = 0, repeated = 0, dropped = 0
+        var framesIn = 0, framesOut = 0, ticks = 0, repeated = 0, dropped = 0, notDecoded = 0
         var bytes: Int64 = 0
         var stageNanoseconds: [StageTimings.Stage: UInt64] = [:]
         var filterNanoseconds: [String: UInt64] = [:]
@@ -53,8 +55,14 @@ final class RunMetrics: @unchecked Sendable {
         losses = counter("livefilter_input_losses_total")
         lossSeconds = FloatingPointCounter(label: "livefilter_input_loss_seconds_total", dimensions: dimensions)
         inputLost = Gauge(label: "livefilter_input_lost", dimensions: dimensions)
+        overload = Gauge(label: "livefilter_overload_level", dimensions: dimensions)
+        overloadChanges = counter("livefilter_overload_changes_total")
+        ticksShed = counter("livefilter_ticks_shed_total")
+        presetChanges = counter("livefilter_encoder_preset_changes_total")
+        notDecoded = counter("livefilter_pictures_not_decoded_total")
         finished.record(0)
         inputLost.record(0)
+        overload.record(0)
     }
 
     /// Advances every counter to a progress snapshot (they only move forward).
@@ -68,6 +76,7 @@ final class RunMetrics: @unchecked Sendable {
         advance(ticks, &last.ticks, p.ticks)
         advance(repeated, &last.repeated, p.repeated)
         advance(dropped, &last.dropped, p.dropped)
+        advance(notDecoded, &last.notDecoded, p.picturesNotDecoded)
         if p.bytes > last.bytes { bytes.increment(by: Int(p.bytes - last.bytes)); last.bytes = p.bytes }
         speed.record(p.speed)
         for stage in StageTimings.Stage.allCases {
@@ -114,6 +123,18 @@ final class RunMetrics: @unchecked Sendable {
 
     /// A tick made while the input is lost (its seconds count as loss as they pass).
     func inputLossLasted(seconds: Double) { lossSeconds.increment(by: seconds) }
+
+    /// `--overload adapt` changed its level (0: nothing shed).
+    func overloadLevel(_ level: Int) {
+        overload.record(Double(level))
+        overloadChanges.increment()
+    }
+
+    /// A new picture was not shown, evenly, to shed load.
+    func tickShed() { ticksShed.increment() }
+
+    /// An encoder was reopened with another x264 preset (overload, at a keyframe).
+    func encoderPresetChanged() { presetChanges.increment() }
 
     /// The lost input is back.
     func inputLossEnded() { inputLost.record(0) }

@@ -49,7 +49,7 @@ final class RunProgress {
         summary.framesDropped = ticks.framesDropped
         if let stats = ticks.statistics {
             summary.framesDropped = stats.droppedFrames
-            summary.framesRepeated = stats.repeatedTicks
+            summary.framesRepeated = stats.repeatedTicks + ticks.ticksShed
             summary.prerollFrames = stats.prerollFrames
         }
         summary.bytes = outputs.committedBytes
@@ -75,8 +75,10 @@ final class RunProgress {
         p.ticks = ticks.ticksShown
         p.repeated = ticks.ticksRepeated
         p.filtered = filter.framesFiltered
-        p.dropped = plan.timing.isConstantRate ? max(0, decoded - (ticks.ticksShown - ticks.ticksRepeated) - 1) : ticks.framesDropped
-        if phase != .running, let stats = ticks.statistics { p.dropped = stats.droppedFrames; p.repeated = stats.repeatedTicks }
+        // Shed ticks (`--overload adapt`) are repeats; their pictures are shed, not dropped.
+        p.dropped = plan.timing.isConstantRate ? max(0, decoded - (ticks.ticksShown - ticks.ticksRepeated) - 1 - ticks.ticksShed) : ticks.framesDropped
+        if phase != .running, let stats = ticks.statistics { p.dropped = stats.droppedFrames; p.repeated = stats.repeatedTicks + ticks.ticksShed }
+        p.picturesNotDecoded = decode.picturesNotDecoded
         p.bytes = bytes
         p.timings = timing.timings
         p.filterPasses = filter.passes

@@ -116,6 +116,8 @@ public struct TickLoop<Payload> {
         resumeDelay: Duration = .zero,
         startDelay: Duration = .zero,
         timestampSlack: Int64 = 0,
+        waitBudget: Duration? = nil,
+        observe: (_ behind: Double?, _ idle: Duration) -> Void = { _, _ in },
         shouldStop: () -> Bool = { false },
         onSkip: (MediaTime) -> Void = { _ in },
         onResume: (MediaTime) -> Void = { _ in },
@@ -205,6 +207,9 @@ public struct TickLoop<Payload> {
             if let end = window?.endTick, k >= end { break }
             var deadline = anchor.advanced(by: rate.duration(ofTicks: k - firstTick))
             let target = selector.targetTime(ofTick: k)
+            /// How far the tick is behind the newest media read (nil before any is known).
+            func behindEdge() -> Double? { input.liveEdge.map { shifted($0).seconds - target.seconds } }
+            var idle = Duration.zero
             if input.runsAheadOfClock {
                 var waited = false
                 var idleSince: C.Instant?
@@ -215,10 +220,17 @@ public struct TickLoop<Payload> {
                 while !(try await gather(upTo: target)), !shouldStop() {
                     let backlog = input.hasBacklog
                     if backlog { idleSince = nil } else if idleSince == nil { idleSince = clock.now }
-                    let waitsForDecoder = catchingUp && backlog && clock.now < catchUpEnds
+                    var waitsForDecoder = catchingUp && backlog && clock.now < catchUpEnds
+                    // `--overload adapt`: a frame already read is waited for while the run is within
+                    // the budget behind the edge: shown late, not repeated over and dropped after.
+                    let withinBudget = waitBudget.map { budget in backlog && (behindEdge() ?? 0) < budget.seconds } ?? false
+                    if withinBudget { waitsForDecoder = true }
                     guard clock.now < deadline || waitsForDecoder else { break }
                     // Woken by the input's news, or by the deadline (then the guard above decides).
-                    try await input.wait(until: waitsForDecoder ? max(deadline, catchUpEnds) : deadline, on: clock)
+                    let waitStart = clock.now
+                    let until = withinBudget ? max(deadline, clock.now.advanced(by: period)) : waitsForDecoder ? max(deadline, catchUpEnds) : deadline
+                    try await input.wait(until: until, on: clock)
+                    if !backlog { idle += waitStart.duration(to: clock.now) }
                     // Waiting a period for the input's next delivery, with nothing left for the
                     // decoder, is being at the edge (a gap between two reads is shorter).
                     if !backlog, let since = idleSince, since.duration(to: clock.now) >= period { waited = true }
@@ -260,8 +272,13 @@ public struct TickLoop<Payload> {
                 }
             }
 
-            let behindSchedule = late > period
-            if behindSchedule { stats.lateTicks += 1 }
+            let behind = behindEdge()
+            observe(behind, idle)
+            // A tick that starts a period late repeats the last picture to catch up (the frame
+            // waits and is likely dropped by the next: a burst). Not under `--overload adapt`:
+            // there the controller sheds, evenly; a late tick is one past the budget.
+            let behindSchedule = waitBudget == nil && late > period
+            if waitBudget.map({ !catchingUp && (behind ?? 0) > $0.seconds }) ?? behindSchedule { stats.lateTicks += 1 }
             for tick in selector.advance(through: k, deferNewFrame: behindSchedule) {
                 stats.ticks += 1
                 if tick.isNewFrame { stats.framesShown += 1 }

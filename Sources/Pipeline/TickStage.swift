@@ -66,6 +66,10 @@ final class TickStage {
     private let audio: AudioStage?
     private let metrics: RunMetrics
     private let log: Logger
+    /// `--overload adapt`: the level, decided from each tick's distance to the live edge.
+    let overload: OverloadController?
+    /// New pictures not shown by `OverloadStep.thinTicks` (their tick repeated the last picture).
+    private(set) var ticksShed = 0
 
     private(set) var ticksShown = 0
     private(set) var ticksRepeated = 0
@@ -91,9 +95,10 @@ final class TickStage {
     private var lastOutputPts: Int64 = .min
 
     init(spec: TickSpec, decode: DecodeStage, reader: ReadStage, filter: Channel<FilterWork>, arrivals: ArrivalLog?,
-         audio: AudioStage?, metrics: RunMetrics, log: Logger) {
+         audio: AudioStage?, overload: OverloadController?, metrics: RunMetrics, log: Logger) {
         (self.spec, self.decode, self.reader, self.filter) = (spec, decode, reader, filter)
         (self.arrivals, self.audio, self.metrics, self.log) = (arrivals, audio, metrics, log)
+        self.overload = overload
     }
 
     /// Runs to the end; `tick` is called after every picture handed on (progress).
@@ -138,6 +143,15 @@ final class TickStage {
                     return
                 }
             }
+            if t.isNewFrame, let every = overload?.effect.thinEvery, t.index % Int64(every) == Int64(every - 1) {
+                // Shed evenly: this tick repeats the last picture (no filtering, a cheap encode).
+                ticksShed += 1
+                ticksRepeated += 1
+                metrics.tickShed()
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe))
+                tick()
+                return
+            }
             if t.isNewFrame {
                 arrivals?.shown(tick: t.index, framePts: t.payload.time.value + decode.origin)
                 previousTickWasNew = true
@@ -169,8 +183,18 @@ final class TickStage {
                                metadata: ["input": "\(spec.input)", "output_time": "\(at)"])
                 }
             }
+            let observe: (Double?, Duration) -> Void = { [self] behind, idle in
+                guard let overload else { return }
+                if let change = overload.observe(behind: behind, idle: idle.seconds, now: .now, outputTime: Double(ticksShown) * period) {
+                    metrics.overloadLevel(change.to)
+                    let taken = change.to > change.from
+                    log.notice(taken ? "overload: shedding (\(change.step)) — \(change.reason)"
+                                     : "overload: taking back (\(change.step)) — \(change.reason)",
+                               metadata: ["level": "\(change.to)", "output_time": "\(Double(ticksShown) * period)"])
+                }
+            }
             statistics = try await loop.run(clock: ContinuousClock(), input: &live, resumeDelay: spec.resumeDelay, startDelay: spec.startDelay,
-                                            timestampSlack: 1, shouldStop: stopping,
+                                            timestampSlack: 1, waitBudget: overload?.plan.waitBudget, observe: observe, shouldStop: stopping,
                                             onSkip: { [audio, log] in
                                                 log.notice("behind the live edge by more than --max-latency: skipped ahead",
                                                            metadata: ["to": "\($0.seconds)"])

@@ -58,6 +58,11 @@ public final class RunStatus: Sendable {
             "inputLost": value("livefilter_input_lost") == 1,
             "inputLosses": int("livefilter_input_losses_total"),
             "inputLossSeconds": ((value("livefilter_input_loss_seconds_total") ?? 0) * 1000).rounded() / 1000,
+            // --overload adapt: the level now (0: nothing shed) and what was shed so far.
+            "overload": ["level": int("livefilter_overload_level"), "changes": int("livefilter_overload_changes_total"),
+                         "picturesNotDecoded": int("livefilter_pictures_not_decoded_total"),
+                         "ticksShed": int("livefilter_ticks_shed_total"),
+                         "encoderPresetChanges": int("livefilter_encoder_preset_changes_total")],
             "bytesWritten": int("livefilter_bytes_written_total"),
             "segmentsWritten": int("livefilter_segments_written_total"),
             "stagesMsPerFrame": byLabel("livefilter_stage_ms_per_frame", key: "stage"),

@@ -62,3 +62,5 @@ extension InputLossPolicy: ExpressibleByArgument {
 
     public var defaultValueDescription: String { description }
 }
+
+extension OverloadPolicy: ExpressibleByArgument {}

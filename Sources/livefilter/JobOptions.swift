@@ -127,6 +127,10 @@ struct JobOptions: ParsableArguments {
                                valueName: "end|hold|slate=FILE"))
     var onInputLoss: InputLossPolicy = .end
 
+    @Option(help: ArgumentHelp("A live run the machine cannot keep up with: adapt (shed the cheapest quality first, in steps: a faster x264 preset from the next segment, less decoding, then evenly fewer new pictures; taken back when the load goes) or off (every picture as asked; late ticks repeat).",
+                               valueName: "adapt|off"))
+    var overload: OverloadPolicy = .adapt
+
 
     func validate() throws {
         if chain != nil && chainFile != nil { throw ValidationError("--chain and --chain-file cannot be used together") }
@@ -174,6 +178,7 @@ struct JobOptions: ParsableArguments {
         config.maxLatency = .milliseconds(Int64(maxLatency * 1000))
         config.stallTimeout = (inputLossAfter ?? stallTimeout).map { .milliseconds(Int64($0 * 1000)) }
         config.inputLoss = onInputLoss
+        config.overload = overload
         config.inputOptions.variant = variant
         config.inputOptions.liveStart = liveStart
         config.inputOptions.maxPixels = maxPixels

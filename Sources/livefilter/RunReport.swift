@@ -39,12 +39,32 @@ struct RunReport: Encodable {
     var partLatency: PartLatencyReport?
     /// A live channel (`--on-input-loss hold|slate`): each time its input was lost.
     var inputLosses: [InputLossReport]?
+    /// A live run under `--overload adapt`: its steps, how far it went and what it shed.
+    var overload: OverloadReport?
 
     /// ISO 8601 with milliseconds: a loss's start is compared with other clocks' events.
     static var milliseconds: ISO8601DateFormatter {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return f
+    }
+
+    struct OverloadReport: Encodable {
+        struct Change: Encodable {
+            var outputTime: Double
+            var level: Int
+            var step: String
+            var taken: Bool
+            var reason: String
+        }
+        /// The plan's steps in the order they are taken (level n: the first n).
+        var steps: [String]
+        var maxLevel: Int
+        var finalLevel: Int
+        var changes: [Change]
+        var picturesNotDecoded: Int
+        var ticksShed: Int
+        var encoderPresetChanges: Int
     }
 
     struct InputLossReport: Encodable {
@@ -142,6 +162,11 @@ struct RunReport: Encodable {
             InputLossReport(began: Self.milliseconds.string(from: $0.began), outputTime: $0.outputTime.rounded(to: 3),
                             seconds: $0.seconds.rounded(to: 3))
         } : nil
+        overload = s.overload.map {
+            OverloadReport(steps: $0.steps, maxLevel: $0.maxLevel, finalLevel: $0.finalLevel,
+                           changes: $0.changes.map { .init(outputTime: $0.outputTime.rounded(to: 3), level: $0.level, step: $0.step, taken: $0.taken, reason: $0.reason) },
+                           picturesNotDecoded: $0.picturesNotDecoded, ticksShed: $0.ticksShed, encoderPresetChanges: $0.encoderPresetChanges)
+        }
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   caughtUpAfter: $0.caughtUpAfter?.secondsValue.rounded(to: 3),

@@ -1,0 +1,244 @@
+import Foundation
+import MediaIO
+import Synchronization
+
+/// `--overload`: what a live run does when the machine cannot keep up.
+public enum OverloadPolicy: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Shed cost in the plan's order (`OverloadPlan.steps`) while behind; take it back when the load goes.
+    case adapt
+    /// Today's behaviour: every picture decoded and encoded as asked; a late tick repeats the last picture.
+    case off
+
+    public var description: String { rawValue }
+}
+
+/// One way to spend less CPU, cheapest for the viewer first.
+public enum OverloadStep: Sendable, Equatable, CustomStringConvertible {
+    /// The decoder skips pictures nothing references (B-pictures of most encoders): spread evenly
+    /// through each GOP. First when the input's rate is above the output's (the tick grid drops
+    /// pictures anyway), last otherwise (then they are pictures a tick would have shown).
+    case skipNonReferencePictures
+    /// x264 one preset faster, from the next keyframe (a segment's start: a new IDR anyway).
+    case encoderPreset(EncoderSpeedPreset)
+    /// The decoder skips the in-loop deblocking of pictures nothing references: those pictures are
+    /// a little blockier before the chain (a blur or a downscale hides most of it); no error spreads.
+    case skipNonReferenceDeblocking
+    /// One new picture in `every` is not shown (the tick repeats the last one): cheap ticks,
+    /// spread evenly instead of a burst of repeats and drops.
+    case thinTicks(every: Int)
+
+    public var description: String {
+        switch self {
+        case .skipNonReferencePictures: "decode only reference pictures"
+        case let .encoderPreset(preset): "x264 preset \(preset.rawValue)"
+        case .skipNonReferenceDeblocking: "no deblocking of non-reference pictures"
+        case let .thinTicks(every): "1 picture in \(every) not shown"
+        }
+    }
+
+    /// A short name for metrics and the report.
+    public var key: String {
+        switch self {
+        case .skipNonReferencePictures: "skip_nonref_pictures"
+        case let .encoderPreset(preset): "preset_\(preset.rawValue)"
+        case .skipNonReferenceDeblocking: "skip_nonref_deblock"
+        case let .thinTicks(every): "thin_1_in_\(every)"
+        }
+    }
+}
+
+/// What a live run sheds under overload, decided once with the plan: the steps in order, and the
+/// thresholds the controller keeps to. Nil in a plan for offline runs (no deadline) and `--overload off`.
+public struct OverloadPlan: Sendable, Equatable {
+    /// Level n has steps[0..<n] in force.
+    public var steps: [OverloadStep]
+    /// The encoder's preset as asked (level 0).
+    public var basePreset: EncoderSpeedPreset
+    /// Seconds over which the controller judges (at least one input segment: an HLS input's edge
+    /// moves a segment at a time, and a run that keeps up reaches it once per segment).
+    public var window: Double
+    /// Behind the live edge by more than this at every moment of a window (never caught up) is
+    /// falling behind.
+    public var behindLimit: Double
+    /// A tick whose frame is already read waits for the decoder while the run is less than this
+    /// behind the live edge (`--max-latency`), instead of repeating the last picture and dropping
+    /// the late one: shedding is the controller's, evenly, not the tick loop's, in bursts.
+    public var waitBudget: Duration
+
+    /// - Parameters:
+    ///   - inputRate, tickRate: frames per second in and out (more in: the grid drops pictures anyway).
+    ///   - preset: x264's preset as asked; steps go faster from it.
+    ///   - presetSwaps: the encoder may be reopened at a keyframe (no reordering delay: x264 with
+    ///     the low-delay tune), so a preset step changes nothing a player sees but quality.
+    public init(inputRate: Double?, tickRate: Double, preset: EncoderSpeedPreset, presetSwaps: Bool,
+                segmentSeconds: Double?, maxLatency: Duration?) {
+        var steps: [OverloadStep] = []
+        let gridDrops = (inputRate ?? tickRate) > tickRate * 1.25
+        if gridDrops { steps.append(.skipNonReferencePictures) }
+        if presetSwaps {
+            // One preset at a time, down to superfast (same SPS/PPS as veryfast with the low-delay
+            // tune). Not ultrafast: its PPS differs (no CABAC, no 8×8 transform), and every sink
+            // takes the parameter sets once, as a global header (MPEG-TS muxers repeat it).
+            let order = EncoderSpeedPreset.allCases
+            if let at = order.firstIndex(of: preset), let floor = order.firstIndex(of: .superfast), at > floor {
+                let faster = order[floor..<at].reversed()
+                // At most three preset steps: from medium, faster → veryfast → superfast.
+                steps += faster.suffix(3).map { OverloadStep.encoderPreset($0) }
+            }
+        }
+        steps.append(.skipNonReferenceDeblocking)
+        // Fewer new pictures, evenly: one in eight, then one in four, before the decoder skips
+        // non-reference pictures (often every other one: a coarse step), then one in two.
+        steps += [.thinTicks(every: 8), .thinTicks(every: 4)]
+        if !gridDrops { steps.append(.skipNonReferencePictures) }
+        steps.append(.thinTicks(every: 2))
+        self.steps = steps
+        basePreset = preset
+        window = max(2, 1.5 * (segmentSeconds ?? 1))
+        behindLimit = 0.5
+        // The latency bound: past it the tick loop skips ahead to the edge anyway.
+        waitBudget = maxLatency ?? .seconds(10)
+    }
+
+    /// What is in force at `level`.
+    public func effect(at level: Int) -> OverloadEffect {
+        var effect = OverloadEffect(preset: basePreset)
+        for step in steps.prefix(level) {
+            switch step {
+            case .skipNonReferencePictures: effect.skipsNonReferencePictures = true
+            case let .encoderPreset(preset): effect.preset = preset
+            case .skipNonReferenceDeblocking: effect.skipsNonReferenceDeblocking = true
+            case let .thinTicks(every): effect.thinEvery = every
+            }
+        }
+        return effect
+    }
+}
+
+/// The settings a level puts in force, read by the stages.
+public struct OverloadEffect: Sendable, Equatable {
+    public var preset: EncoderSpeedPreset
+    public var skipsNonReferencePictures = false
+    public var skipsNonReferenceDeblocking = false
+    /// One new picture in this many is not shown (nil: all are).
+    public var thinEvery: Int?
+
+    public init(preset: EncoderSpeedPreset, skipsNonReferencePictures: Bool = false, skipsNonReferenceDeblocking: Bool = false,
+                thinEvery: Int? = nil) {
+        self.preset = preset
+        self.skipsNonReferencePictures = skipsNonReferencePictures
+        self.skipsNonReferenceDeblocking = skipsNonReferenceDeblocking
+        self.thinEvery = thinEvery
+    }
+}
+
+/// Decides the overload level from what the tick loop sees, one window at a time: up a step when
+/// the run stayed behind the live edge for a whole window and is not catching up; down a step
+/// after three calm windows (at the edge and idle a quarter of the time) — slower down than up,
+/// so a load just at the limit does not flap. Stages read the level's effect without locking.
+public final class OverloadController: Sendable {
+    public let plan: OverloadPlan
+    /// A level change: from, to, the step taken or given back, and why.
+    public struct Change: Sendable {
+        public var from: Int, to: Int
+        public var step: OverloadStep
+        public var reason: String
+    }
+
+    private struct Window {
+        var start: ContinuousClock.Instant
+        var minBehind = Double.infinity
+        var idle = 0.0
+    }
+
+    private struct State {
+        var window: Window?
+        var previousMin: Double?
+        var calmWindows = 0
+        var cooldownUntil: ContinuousClock.Instant?
+        var maxLevel = 0
+        var changes: [(outputTime: Double, change: Change)] = []
+    }
+
+    private let levelValue = Atomic<Int>(0)
+    private let state = Mutex(State())
+
+    public init(plan: OverloadPlan) {
+        self.plan = plan
+    }
+
+    public var level: Int { levelValue.load(ordering: .relaxed) }
+    public var effect: OverloadEffect { plan.effect(at: level) }
+    public var maxLevel: Int { state.withLock { $0.maxLevel } }
+    public var changes: [(outputTime: Double, change: Change)] { state.withLock { $0.changes } }
+
+    /// One tick: how far behind the live edge it was made (nil: no edge known yet) and how long
+    /// the loop waited for the input with nothing left to decode. Returns a change when a window
+    /// ends with one.
+    public func observe(behind: Double?, idle: Double, now: ContinuousClock.Instant, outputTime: Double) -> Change? {
+        state.withLock { s in
+            if s.window == nil { s.window = Window(start: now) }
+            if let behind { s.window!.minBehind = min(s.window!.minBehind, behind) }
+            s.window!.idle += idle
+            let length = s.window!.start.duration(to: now).seconds
+            guard length >= plan.window else { return nil }
+            let window = s.window!
+            s.window = Window(start: now)
+            let previous = s.previousMin
+            s.previousMin = window.minBehind.isFinite ? window.minBehind : nil
+            guard window.minBehind.isFinite else { return nil }
+            if let until = s.cooldownUntil, now < until { return nil }
+            let level = levelValue.load(ordering: .relaxed)
+            var change: Change?
+            // Recovering fast enough to be within the limit in eight windows (and at least at a
+            // twentieth of real time): wait and see. Far behind (a join, a burst) asks for more.
+            let needed = max(0.05 * length, (window.minBehind - plan.behindLimit) / 8)
+            let catchingUp = previous.map { $0 - window.minBehind >= needed } ?? true
+            if window.minBehind > plan.behindLimit, !catchingUp, level < plan.steps.count {
+                s.calmWindows = 0
+                change = Change(from: level, to: level + 1, step: plan.steps[level],
+                                reason: String(format: "%.1f s or more behind the live edge for %.0f s", window.minBehind, length))
+                // The next window holds the step's transition (a preset acts from the next
+                // segment): skipped; the one after it judges the step.
+                s.cooldownUntil = now.advanced(by: .milliseconds(Int64(1.5 * plan.window * 1000)))
+            } else if window.minBehind <= plan.behindLimit / 2, window.idle >= 0.25 * length {
+                s.calmWindows += 1
+                if s.calmWindows >= 3, level > 0 {
+                    s.calmWindows = 0
+                    change = Change(from: level, to: level - 1, step: plan.steps[level - 1],
+                                    reason: String(format: "at the live edge and idle %.0f%% of the last %.0f s", 100 * window.idle / length, length))
+                    s.cooldownUntil = now.advanced(by: .milliseconds(Int64(2 * plan.window * 1000)))
+                }
+            } else {
+                s.calmWindows = 0
+            }
+            guard let change else { return nil }
+            levelValue.store(change.to, ordering: .relaxed)
+            s.maxLevel = max(s.maxLevel, change.to)
+            s.changes.append((outputTime, change))
+            return change
+        }
+    }
+}
+
+/// What a run shed, for the report.
+public struct OverloadSummary: Sendable, Equatable {
+    public struct Change: Sendable, Equatable {
+        /// Seconds of output when the level changed.
+        public var outputTime: Double
+        public var level: Int
+        public var step: String
+        public var taken: Bool
+        public var reason: String
+    }
+    public var steps: [String]
+    public var maxLevel: Int
+    public var finalLevel: Int
+    public var changes: [Change]
+    /// Pictures the decoder was given and skipped (non-reference, shed).
+    public var picturesNotDecoded: Int
+    /// Ticks that repeated the last picture instead of a new one, evenly (shed).
+    public var ticksShed: Int
+    /// Times the encoder was reopened with another preset.
+    public var encoderPresetChanges: Int
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// `--overload adapt` end to end: a live HLS input the run cannot keep up with (each picture made
+/// 40 ms slower by fault injection, `LIVEFILTER_FAULT_SLOW_PICTURE_MS`: 1.2× real time at 30 fps,
+/// on any machine). The run sheds in its stated order — x264 to superfast from a segment's start
+/// (seen in the segments' own x264 SEI), then evenly fewer new pictures — keeps real time, exits 0
+/// with an output as long as its input that plays, and says what it shed.
+extension EndToEnd {
+    @Suite("Overload", .serialized)
+    struct OverloadRuns {
+        struct Report: Decodable {
+            struct Overload: Decodable {
+                var steps: [String]
+                var maxLevel: Int
+                var changes: [Change]
+                var ticksShed: Int
+                var encoderPresetChanges: Int
+                struct Change: Decodable { var outputTime: Double; var level: Int; var step: String; var taken: Bool; var reason: String }
+            }
+            var overload: Overload?
+            var framesDecoded: Int
+            var framesRepeated: Int
+            var framesWritten: Int
+        }
+
+        @Test("overload: a live run 1.2× too slow sheds a preset, then evenly fewer pictures; keeps real time, output as long as the input",
+              .timeLimit(.minutes(3)))
+        func liveRunTooSlowSheds() async throws {
+            let sandbox = try Sandbox("overload")
+            defer { sandbox.remove() }
+            let source = sandbox.file("source.mp4")
+            try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=24", "-f", "lavfi", "-i", "sine=frequency=440:duration=24",
+                              "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-c:a", "aac", "-shortest", source.path])
+            let segments = try await HLSTestServer.make(from: source, in: sandbox, segmentSeconds: 1)
+            defer { segments.stop() }
+            let playlists = try await PlaylistServer.start()
+            defer { playlists.stop() }
+            try playlists.files(in: segments.folder)
+            let names = segments.segments.map { ($0.name, String($0.duration)) }
+            func publish(_ count: Int, ended: Bool = false) {
+                let window = Array(names.prefix(count).suffix(4))
+                playlists.playlist("/live.m3u8", PlaylistServer.mediaPlaylist(window, target: 1, sequence: max(0, count - 4), live: !ended))
+            }
+            publish(1)
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let run = Task {
+                try await livefilterInShell("export LIVEFILTER_FAULT_SLOW_PICTURE_MS=40",
+                                            ["run", playlists.url("/live.m3u8"), "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                             "--encoder-preset", "veryfast", "--report", reportFile.path, "--log-level", "notice", "-y", "-q"],
+                                            timeout: .seconds(120))
+            }
+            for count in 2...names.count { try await Task.sleep(for: .seconds(1)); publish(count) }
+            publish(names.count, ended: true)
+            let result = try await run.value
+            try LiveFilter.requireSuccess(result)
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            let report = try decoder.decode(Report.self, from: Data(contentsOf: reportFile))
+            let overload = try #require(report.overload)
+            print("overload: \(overload.changes.map { "\($0.outputTime) s \($0.taken ? "+" : "-")\($0.step) (\($0.reason))" }), shed \(overload.ticksShed), repeated \(report.framesRepeated)/\(report.framesWritten)")
+            #expect(overload.steps.first == "x264 preset superfast")
+            // The preset alone cannot help a slow chain: the run goes on to thin its pictures.
+            #expect(overload.maxLevel >= 3 && overload.ticksShed > 0, "\(overload)")
+            #expect(overload.encoderPresetChanges >= 1)
+            #expect(result.stderrText.contains("overload: shedding (x264 preset superfast)"), "\(result.stderrText)")
+            // Evenly, not half the pictures: at most a third repeated, all shed ones among them.
+            #expect(report.framesRepeated >= overload.ticksShed && report.framesRepeated * 3 <= report.framesWritten, "\(report.framesRepeated) of \(report.framesWritten)")
+            // As long as the input (24 s at 30 fps, from the first segment it read).
+            let input = segments.segments.reduce(0) { $0 + $1.duration }
+            #expect(abs(Double(report.framesWritten) / 30 - input) < 1.5, "\(report.framesWritten) frames for \(input) s")
+            try await ChannelTests.expectPlayable(output)
+            // The segments say which x264 settings made them (x264's SEI): veryfast (subme=2) first,
+            // superfast (subme=1) once the step took effect, from a segment's start.
+            let listed = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            var submes: [String] = []
+            for name in listed {
+                let bytes = try Data(contentsOf: output.deletingLastPathComponent().appendingPathComponent(String(name)))
+                let text = String(decoding: bytes.prefix(200_000), as: UTF8.self)
+                guard let range = text.range(of: " subme=") else { submes.append("-"); continue }
+                submes.append(String(text[range.upperBound...].prefix(1)))
+            }
+            #expect(submes.first == "2" && submes.contains("1"), "x264 subme per segment: \(submes)")
+        }
+    }
+}
