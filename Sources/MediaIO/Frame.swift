@@ -141,6 +141,19 @@ extension Frame {
         pointer.pointee.key_frame = 0
     }
 
+    /// Asks the encoder to spend as little as it can on this picture (a repeat of the last one, shed
+    /// under overload): one region of interest over the whole picture at the largest quantiser
+    /// offset. libx264 then codes it as skips (the reference already is this picture): 3.5 instead
+    /// of 8.5 ms at superfast, and a few bytes. Not for keyframes.
+    public func markAsCheapRepeat() {
+        let size = MemoryLayout<AVRegionOfInterest>.size
+        guard let data = av_frame_new_side_data(pointer, AV_FRAME_DATA_REGIONS_OF_INTEREST, size) else { return }
+        data.pointee.data.withMemoryRebound(to: AVRegionOfInterest.self, capacity: 1) { roi in
+            roi.pointee = AVRegionOfInterest(self_size: UInt32(size), top: 0, bottom: pointer.pointee.height,
+                                             left: 0, right: pointer.pointee.width, qoffset: AVRational(num: 1, den: 1))
+        }
+    }
+
     /// A new reference to the same picture, so it can be sent again with another timestamp.
     public func newReference() -> Frame { reference() }
 

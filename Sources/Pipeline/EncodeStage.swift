@@ -7,8 +7,9 @@ import Synchronization
 enum EncodeWork: @unchecked Sendable {
     /// Encode `frame` at `pts`; `remember` is the picture a later repeat shows again.
     case picture(Frame, remember: Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
-    /// Show the remembered picture again (no filtering, no conversion).
-    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false)
+    /// Show the remembered picture again (no filtering, no conversion). `cheap`: the encoder spends
+    /// as little as it can on it (shed under overload; never for a keyframe).
+    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false)
 }
 
 /// An encoded packet on its way to a sink, with the stream it belongs to there.
@@ -108,7 +109,7 @@ final class EncodeStage: @unchecked Sendable {
         preset = overload?.plan.basePreset
         while let work = try input.receive() {
             switch work {
-            case let .picture(_, _, _, _, true), let .repeatLast(_, _, true):
+            case .picture(_, _, _, _, true), .repeatLast(_, _, true, _):
                 try changePresetIfAsked(durations: &durations, lastDuration: lastDuration)
             default: break
             }
@@ -116,10 +117,11 @@ final class EncodeStage: @unchecked Sendable {
             case let .picture(frame, remember, pts, duration, keyframe):
                 remembered = remember
                 try encode(frame, pts: pts, duration: duration, keyframe: keyframe)
-            case let .repeatLast(pts, duration, keyframe):
+            case let .repeatLast(pts, duration, keyframe, cheap):
                 guard let remembered else { continue }
                 let again = remembered.newReference()
                 again.clearPictureType()
+                if cheap, !keyframe { again.markAsCheapRepeat() }
                 try encode(again, pts: pts, duration: duration, keyframe: keyframe)
             }
         }
@@ -158,7 +160,7 @@ final class EncodeStage: @unchecked Sendable {
     private func discardAll() throws {
         while let work = try input.receive() {
             switch work {
-            case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration, _):
+            case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration, _, _):
                 encodedEnd = max(encodedEnd, pts + duration)
                 written.add(1, ordering: .relaxed)
             }

@@ -10,7 +10,8 @@ enum FilterWork: @unchecked Sendable {
     /// `keyframe`: the encoder makes this picture a keyframe (the plan's `KeyframeRule`, applied
     /// by the tick stage).
     case show(Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
-    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false)
+    /// `cheap`: the encoders spend as little as they can on it (`EncodeWork.repeatLast`).
+    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false)
     /// `--on-input-loss slate=FILE` while the input is lost: the slate as it is, each output's
     /// size, not through the chain (a mirror or a blur must not touch the words on it).
     case slate(pts: Int64, duration: Int64, keyframe: Bool = false)
@@ -270,14 +271,14 @@ final class FilterStage: @unchecked Sendable {
         case let .show(frame, pts, duration, keyframe):
             takeChainChange(at: pts)
             try show(frame, pts: pts, duration: duration, keyframe: keyframe)
-        case let .repeatLast(pts, duration, keyframe):
+        case let .repeatLast(pts, duration, keyframe, cheap):
             let changed = takeChainChange(at: pts)
             if let frame = lastFrame, changed || chainVaries {
                 // The same input picture, filtered again: by the new chain, or at this tick's time.
                 try show(frame, pts: pts, duration: duration, keyframe: keyframe, reconvert: changed)
                 return
             }
-            for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration, keyframe: keyframe)) }
+            for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration, keyframe: keyframe, cheap: cheap)) }
         case let .slate(pts, duration, keyframe):
             takeChainChange(at: pts)
             for (output, slate) in zip(outputs, slates) {

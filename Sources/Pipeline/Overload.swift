@@ -138,11 +138,12 @@ public struct OverloadEffect: Sendable, Equatable {
 /// so a load just at the limit does not flap. Stages read the level's effect without locking.
 public final class OverloadController: Sendable {
     public let plan: OverloadPlan
-    /// A level change: from, to, the step taken or given back, and why.
+    /// A level change: from, to, the steps taken or given back (in the plan's order), and why.
     public struct Change: Sendable {
         public var from: Int, to: Int
-        public var step: OverloadStep
         public var reason: String
+        public var taken: Bool { to > from }
+        public func steps(of plan: OverloadPlan) -> [OverloadStep] { Array(plan.steps[min(from, to)..<max(from, to)]) }
     }
 
     private struct Window {
@@ -193,21 +194,31 @@ public final class OverloadController: Sendable {
             // Recovering fast enough to be within the limit in eight windows (and at least at a
             // twentieth of real time): wait and see. Far behind (a join, a burst) asks for more.
             let needed = max(0.05 * length, (window.minBehind - plan.behindLimit) / 8)
-            let catchingUp = previous.map { $0 - window.minBehind >= needed } ?? true
+            let recovered = previous.map { $0 - window.minBehind }
+            let catchingUp = recovered.map { $0 >= needed } ?? true
+            let idle = window.idle / length
             if window.minBehind > plan.behindLimit, !catchingUp, level < plan.steps.count {
                 s.calmWindows = 0
-                change = Change(from: level, to: level + 1, step: plan.steps[level],
-                                reason: String(format: "%.1f s or more behind the live edge for %.0f s", window.minBehind, length))
-                // The next window holds the step's transition (a preset acts from the next
-                // segment): skipped; the one after it judges the step.
+                // One step at a time, two when the last ones left the run still losing ground
+                // far from the edge (a machine a quarter short: one step per two windows reached
+                // the steps that help after 40 s). Three at once overshot (tried).
+                let losing = (recovered ?? 0) < 0 && window.minBehind > 4 * plan.behindLimit
+                change = Change(from: level, to: min(plan.steps.count, level + (losing ? 2 : 1)),
+                                reason: String(format: "%.1f s or more behind the live edge for %.0f s, %@", window.minBehind, length,
+                                               (recovered ?? 0) >= 0 ? String(format: "gaining %.2f s", recovered ?? 0)
+                                                                     : String(format: "losing %.2f s", -(recovered ?? 0))))
+                // The next window holds the steps' transition (a preset acts from the next
+                // segment): skipped; the one after it judges them.
                 s.cooldownUntil = now.advanced(by: .milliseconds(Int64(1.5 * plan.window * 1000)))
-            } else if window.minBehind <= plan.behindLimit / 2, window.idle >= 0.25 * length {
+            } else if window.minBehind <= plan.behindLimit / 2, idle >= 0.25 {
+                // At the edge with time to spare: one step back after three such windows, or after
+                // one when idle half the time (a join's backlog worked off at a deep level).
                 s.calmWindows += 1
-                if s.calmWindows >= 3, level > 0 {
+                if s.calmWindows >= (idle >= 0.5 ? 1 : 3), level > 0 {
                     s.calmWindows = 0
-                    change = Change(from: level, to: level - 1, step: plan.steps[level - 1],
-                                    reason: String(format: "at the live edge and idle %.0f%% of the last %.0f s", 100 * window.idle / length, length))
-                    s.cooldownUntil = now.advanced(by: .milliseconds(Int64(2 * plan.window * 1000)))
+                    change = Change(from: level, to: level - 1,
+                                    reason: String(format: "at the live edge and idle %.0f%% of the last %.0f s", 100 * idle, length))
+                    s.cooldownUntil = now.advanced(by: .milliseconds(Int64((idle >= 0.5 ? 1 : 2) * plan.window * 1000)))
                 }
             } else {
                 s.calmWindows = 0
@@ -227,7 +238,8 @@ public struct OverloadSummary: Sendable, Equatable {
         /// Seconds of output when the level changed.
         public var outputTime: Double
         public var level: Int
-        public var step: String
+        /// The steps taken (or given back) at once.
+        public var steps: [String]
         public var taken: Bool
         public var reason: String
     }

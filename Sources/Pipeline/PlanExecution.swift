@@ -199,8 +199,8 @@ final class PlanExecution {
             summary.overload = OverloadSummary(
                 steps: overload.plan.steps.map(\.description), maxLevel: overload.maxLevel, finalLevel: overload.level,
                 changes: overload.changes.map {
-                    .init(outputTime: $0.outputTime, level: $0.change.to, step: $0.change.step.description,
-                          taken: $0.change.to > $0.change.from, reason: $0.change.reason)
+                    .init(outputTime: $0.outputTime, level: $0.change.to,
+                          steps: $0.change.steps(of: overload.plan).map(\.description), taken: $0.change.taken, reason: $0.change.reason)
                 },
                 picturesNotDecoded: decode.picturesNotDecoded, ticksShed: ticks.ticksShed,
                 encoderPresetChanges: encoders.map(\.presetChanges).reduce(0, +))

@@ -148,7 +148,7 @@ final class TickStage {
                 ticksShed += 1
                 ticksRepeated += 1
                 metrics.tickShed()
-                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe))
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: true))
                 tick()
                 return
             }
@@ -163,7 +163,8 @@ final class TickStage {
                 }
                 previousTickWasNew = false
                 ticksRepeated += 1
-                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe))
+                // Under overload a repeat costs the encoder as little as it can (skips).
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: (overload?.level ?? 0) > 0))
             }
             tick()
         }
@@ -187,9 +188,9 @@ final class TickStage {
                 guard let overload else { return }
                 if let change = overload.observe(behind: behind, idle: idle.seconds, now: .now, outputTime: Double(ticksShown) * period) {
                     metrics.overloadLevel(change.to)
-                    let taken = change.to > change.from
-                    log.notice(taken ? "overload: shedding (\(change.step)) — \(change.reason)"
-                                     : "overload: taking back (\(change.step)) — \(change.reason)",
+                    let steps = change.steps(of: overload.plan).map(\.description).joined(separator: ", ")
+                    log.notice(change.taken ? "overload: shedding (\(steps)) — \(change.reason)"
+                                            : "overload: taking back (\(steps)) — \(change.reason)",
                                metadata: ["level": "\(change.to)", "output_time": "\(Double(ticksShown) * period)"])
                 }
             }

@@ -53,7 +53,7 @@ struct RunReport: Encodable {
         struct Change: Encodable {
             var outputTime: Double
             var level: Int
-            var step: String
+            var steps: [String]
             var taken: Bool
             var reason: String
         }
@@ -164,7 +164,7 @@ struct RunReport: Encodable {
         } : nil
         overload = s.overload.map {
             OverloadReport(steps: $0.steps, maxLevel: $0.maxLevel, finalLevel: $0.finalLevel,
-                           changes: $0.changes.map { .init(outputTime: $0.outputTime.rounded(to: 3), level: $0.level, step: $0.step, taken: $0.taken, reason: $0.reason) },
+                           changes: $0.changes.map { .init(outputTime: $0.outputTime.rounded(to: 3), level: $0.level, steps: $0.steps, taken: $0.taken, reason: $0.reason) },
                            picturesNotDecoded: $0.picturesNotDecoded, ticksShed: $0.ticksShed, encoderPresetChanges: $0.encoderPresetChanges)
         }
         ticks = s.ticks.map {

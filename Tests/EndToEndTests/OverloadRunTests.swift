@@ -16,7 +16,7 @@ extension EndToEnd {
                 var changes: [Change]
                 var ticksShed: Int
                 var encoderPresetChanges: Int
-                struct Change: Decodable { var outputTime: Double; var level: Int; var step: String; var taken: Bool; var reason: String }
+                struct Change: Decodable { var outputTime: Double; var level: Int; var steps: [String]; var taken: Bool; var reason: String }
             }
             var overload: Overload?
             var framesDecoded: Int
@@ -24,42 +24,93 @@ extension EndToEnd {
             var framesWritten: Int
         }
 
+        /// A live source of `seconds` (testsrc2 640x360 at 30 fps and a tone) in 1 s segments, served
+        /// as a live playlist that `publish(count)` grows (a window of 4) and `publish(…, ended:)` ends.
+        struct LiveSource {
+            let segments: HLSTestServer
+            let playlists: PlaylistServer
+            let names: [(String, String)]
+            var url: String { playlists.url("/live.m3u8") }
+            var seconds: Double { segments.segments.reduce(0) { $0 + $1.duration } }
+
+            static func make(seconds: Int, in sandbox: Sandbox) async throws -> LiveSource {
+                let source = sandbox.file("source.mp4")
+                try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=\(seconds)", "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)",
+                                  "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-c:a", "aac", "-shortest", source.path])
+                let segments = try await HLSTestServer.make(from: source, in: sandbox, segmentSeconds: 1)
+                let playlists = try await PlaylistServer.start()
+                try playlists.files(in: segments.folder)
+                let live = LiveSource(segments: segments, playlists: playlists, names: segments.segments.map { ($0.name, String($0.duration)) })
+                live.publish(1)
+                return live
+            }
+
+            func publish(_ count: Int, ended: Bool = false) {
+                let window = Array(names.prefix(count).suffix(4))
+                playlists.playlist("/live.m3u8", PlaylistServer.mediaPlaylist(window, target: 1, sequence: max(0, count - 4), live: !ended))
+            }
+
+            /// One more segment a second, then the end.
+            func publishAll() async throws {
+                for count in 2...names.count { try await Task.sleep(for: .seconds(1)); publish(count) }
+                publish(names.count, ended: true)
+            }
+
+            func stop() { segments.stop(); playlists.stop() }
+        }
+
+        @Test("overload: a run far behind on work it has read is not stalled: ENDLIST under load exits 0, every frame accounted for",
+              .timeLimit(.minutes(2)))
+        func behindIsNotAStall() async throws {
+            let sandbox = try Sandbox("overload-stall")
+            defer { sandbox.remove() }
+            let live = try await LiveSource.make(seconds: 8, in: sandbox)
+            defer { live.stop() }
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            // 60 ms a picture: 1.8× real time, nothing shed (`off`): at the input's end the run is
+            // ~6 s behind, over twice the loss time (2.5 s: above the reload schedule's gaps). Those seconds are work, not the input's silence.
+            let run = Task {
+                try await livefilterInShell("export LIVEFILTER_FAULT_SLOW_PICTURE_MS=60",
+                                            ["run", live.url, "-o", output.path, "--hls-time", "1", "--hls-playlist", "event", "--overload", "off",
+                                             "--input-loss-after", "2.5", "--report", reportFile.path, "-y", "-q"], timeout: .seconds(90))
+            }
+            try await live.publishAll()
+            let result = try await run.value
+            try LiveFilter.requireSuccess(result)
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            let report = try decoder.decode(Report.self, from: Data(contentsOf: reportFile))
+            // Every picture the input delivered was decoded (from the first segment read: it joins
+            // at the first), and the output lasts as long as the input.
+            #expect(report.framesDecoded == Int(live.seconds * 30), "\(report.framesDecoded) decoded of \(live.seconds) s")
+            #expect(abs(Double(report.framesWritten) / 30 - live.seconds) < 0.5, "\(report.framesWritten) written")
+            try await ChannelTests.expectPlayable(output)
+        }
+
         @Test("overload: a live run 1.2× too slow sheds a preset, then evenly fewer pictures; keeps real time, output as long as the input",
               .timeLimit(.minutes(3)))
         func liveRunTooSlowSheds() async throws {
             let sandbox = try Sandbox("overload")
             defer { sandbox.remove() }
-            let source = sandbox.file("source.mp4")
-            try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30:duration=24", "-f", "lavfi", "-i", "sine=frequency=440:duration=24",
-                              "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-c:a", "aac", "-shortest", source.path])
-            let segments = try await HLSTestServer.make(from: source, in: sandbox, segmentSeconds: 1)
-            defer { segments.stop() }
-            let playlists = try await PlaylistServer.start()
-            defer { playlists.stop() }
-            try playlists.files(in: segments.folder)
-            let names = segments.segments.map { ($0.name, String($0.duration)) }
-            func publish(_ count: Int, ended: Bool = false) {
-                let window = Array(names.prefix(count).suffix(4))
-                playlists.playlist("/live.m3u8", PlaylistServer.mediaPlaylist(window, target: 1, sequence: max(0, count - 4), live: !ended))
-            }
-            publish(1)
+            let live = try await LiveSource.make(seconds: 24, in: sandbox)
+            defer { live.stop() }
             let output = sandbox.file("out/index.m3u8")
             let reportFile = sandbox.file("report.json")
             let run = Task {
                 try await livefilterInShell("export LIVEFILTER_FAULT_SLOW_PICTURE_MS=40",
-                                            ["run", playlists.url("/live.m3u8"), "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                            ["run", live.url, "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
                                              "--encoder-preset", "veryfast", "--report", reportFile.path, "--log-level", "notice", "-y", "-q"],
                                             timeout: .seconds(120))
             }
-            for count in 2...names.count { try await Task.sleep(for: .seconds(1)); publish(count) }
-            publish(names.count, ended: true)
+            try await live.publishAll()
             let result = try await run.value
             try LiveFilter.requireSuccess(result)
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
             let report = try decoder.decode(Report.self, from: Data(contentsOf: reportFile))
             let overload = try #require(report.overload)
-            print("overload: \(overload.changes.map { "\($0.outputTime) s \($0.taken ? "+" : "-")\($0.step) (\($0.reason))" }), shed \(overload.ticksShed), repeated \(report.framesRepeated)/\(report.framesWritten)")
+            print("overload: \(overload.changes.map { "\($0.outputTime) s \($0.taken ? "+" : "-")\($0.steps) (\($0.reason))" }), shed \(overload.ticksShed), repeated \(report.framesRepeated)/\(report.framesWritten)")
             #expect(overload.steps.first == "x264 preset superfast")
             // The preset alone cannot help a slow chain: the run goes on to thin its pictures.
             #expect(overload.maxLevel >= 3 && overload.ticksShed > 0, "\(overload)")
@@ -68,7 +119,7 @@ extension EndToEnd {
             // Evenly, not half the pictures: at most a third repeated, all shed ones among them.
             #expect(report.framesRepeated >= overload.ticksShed && report.framesRepeated * 3 <= report.framesWritten, "\(report.framesRepeated) of \(report.framesWritten)")
             // As long as the input (24 s at 30 fps, from the first segment it read).
-            let input = segments.segments.reduce(0) { $0 + $1.duration }
+            let input = live.seconds
             #expect(abs(Double(report.framesWritten) / 30 - input) < 1.5, "\(report.framesWritten) frames for \(input) s")
             try await ChannelTests.expectPlayable(output)
             // The segments say which x264 settings made them (x264's SEI): veryfast (subme=2) first,

@@ -43,13 +43,16 @@ struct OverloadTests {
         #expect(window == 3)
         let up = Self.feed(controller, from: &now, seconds: 4 * window + 0.5, behind: { _ in 2 })
         #expect(up >= 2 && up <= 4, "level \(up) after four windows behind")
-        // At the edge and idle half the time: three calm windows per step back, not sooner.
-        let afterTwo = Self.feed(controller, from: &now, seconds: 2 * window + 0.5, behind: { _ in 0.1 }, idle: 0.5)
+        // At the edge and idle a third of the time: three calm windows per step back, not sooner.
+        let afterTwo = Self.feed(controller, from: &now, seconds: 2 * window + 0.5, behind: { _ in 0.1 }, idle: 0.3)
         #expect(afterTwo == up)
-        let later = Self.feed(controller, from: &now, seconds: 12 * window, behind: { _ in 0.1 }, idle: 0.5)
+        let later = Self.feed(controller, from: &now, seconds: 12 * window, behind: { _ in 0.1 }, idle: 0.3)
         #expect(later < up)
         #expect(controller.maxLevel == up)
-        #expect(controller.changes.first?.change.step == .encoderPreset(.superfast))
+        // Idle most of the time (the load went): a step back every window or two.
+        let quiet = Self.feed(controller, from: &now, seconds: 2 * Double(later) * window + 1, behind: { _ in 0.1 }, idle: 0.8)
+        #expect(quiet == 0)
+        #expect(controller.changes.first.map { $0.change.steps(of: controller.plan).first } == .encoderPreset(.superfast))
     }
 
     @Test func aRunCatchingUpFastEnoughIsLeftAlone() {
