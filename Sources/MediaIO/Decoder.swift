@@ -54,12 +54,10 @@ public final class Decoder {
 
     public var isH264: Bool { context.pointee.codec_id == AV_CODEC_ID_H264 }
 
-    /// Overload shedding (`--overload adapt`): skip the in-loop deblocking of pictures nothing
-    /// references (their own picture is a little blockier; no error spreads), and skip decoding
-    /// those pictures at all. Takes effect from the next packet (frame threads copy the fields).
-    public func setSkipping(nonReferenceDeblocking: Bool, nonReferencePictures: Bool) {
-        context.pointee.skip_loop_filter = nonReferenceDeblocking ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
-        context.pointee.skip_frame = nonReferencePictures ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
+    /// Overload shedding (`--overload adapt`): skip decoding pictures nothing references (no
+    /// error spreads). Takes effect from the next packet (frame threads copy the field).
+    public func skipsNonReferencePictures(_ skips: Bool) {
+        context.pointee.skip_frame = skips ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
     }
 
     /// Sends one packet. A damaged packet is counted, not thrown: the stream goes on.

@@ -65,7 +65,7 @@ final class DecodeStage: @unchecked Sendable {
     private let notDecodedCount = Atomic<Int>(0)
     /// `--overload adapt`: the decoder's skipping follows the level's effect.
     var overload: OverloadController?
-    private var skipping = (deblocking: false, pictures: false)
+    private var skipsPictures = false
     private let mediaTimeBits = Atomic<UInt64>(0)
 
     /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
@@ -141,12 +141,12 @@ final class DecodeStage: @unchecked Sendable {
 
     /// Sets the decoder's skipping to the overload level's and counts the pictures it will skip.
     private func applySkipping(_ effect: OverloadEffect, to packet: Packet) {
-        let wanted = (deblocking: effect.skipsNonReferenceDeblocking, pictures: effect.skipsNonReferencePictures)
-        if wanted != skipping {
-            decoder.setSkipping(nonReferenceDeblocking: wanted.deblocking, nonReferencePictures: wanted.pictures)
-            skipping = wanted
+        let wanted = effect.skipsNonReferencePictures
+        if wanted != skipsPictures {
+            decoder.skipsNonReferencePictures(wanted)
+            skipsPictures = wanted
         }
-        if wanted.pictures, decoder.isH264, packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true {
+        if wanted, decoder.isH264, packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true {
             notDecodedCount.add(1, ordering: .relaxed)
         }
     }

@@ -20,9 +20,6 @@ public enum OverloadStep: Sendable, Equatable, CustomStringConvertible {
     case skipNonReferencePictures
     /// x264 one preset faster, from the next keyframe (a segment's start: a new IDR anyway).
     case encoderPreset(EncoderSpeedPreset)
-    /// The decoder skips the in-loop deblocking of pictures nothing references: those pictures are
-    /// a little blockier before the chain (a blur or a downscale hides most of it); no error spreads.
-    case skipNonReferenceDeblocking
     /// One new picture in `every` is not shown (the tick repeats the last one): cheap ticks,
     /// spread evenly instead of a burst of repeats and drops.
     case thinTicks(every: Int)
@@ -31,18 +28,7 @@ public enum OverloadStep: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .skipNonReferencePictures: "decode only reference pictures"
         case let .encoderPreset(preset): "x264 preset \(preset.rawValue)"
-        case .skipNonReferenceDeblocking: "no deblocking of non-reference pictures"
         case let .thinTicks(every): "1 picture in \(every) not shown"
-        }
-    }
-
-    /// A short name for metrics and the report.
-    public var key: String {
-        switch self {
-        case .skipNonReferencePictures: "skip_nonref_pictures"
-        case let .encoderPreset(preset): "preset_\(preset.rawValue)"
-        case .skipNonReferenceDeblocking: "skip_nonref_deblock"
-        case let .thinTicks(every): "thin_1_in_\(every)"
         }
     }
 }
@@ -86,9 +72,9 @@ public struct OverloadPlan: Sendable, Equatable {
                 steps += faster.suffix(3).map { OverloadStep.encoderPreset($0) }
             }
         }
-        steps.append(.skipNonReferenceDeblocking)
         // Fewer new pictures, evenly: one in eight, then one in four, before the decoder skips
-        // non-reference pictures (often every other one: a coarse step), then one in two.
+        // non-reference pictures (often every other one: a coarse step), then one in two. Not the
+        // decoder's deblocking of non-reference pictures: it saved nothing measurable (BENCHMARKS.md).
         steps += [.thinTicks(every: 8), .thinTicks(every: 4)]
         if !gridDrops { steps.append(.skipNonReferencePictures) }
         steps.append(.thinTicks(every: 2))
@@ -107,7 +93,6 @@ public struct OverloadPlan: Sendable, Equatable {
             switch step {
             case .skipNonReferencePictures: effect.skipsNonReferencePictures = true
             case let .encoderPreset(preset): effect.preset = preset
-            case .skipNonReferenceDeblocking: effect.skipsNonReferenceDeblocking = true
             case let .thinTicks(every): effect.thinEvery = every
             }
         }
@@ -119,15 +104,12 @@ public struct OverloadPlan: Sendable, Equatable {
 public struct OverloadEffect: Sendable, Equatable {
     public var preset: EncoderSpeedPreset
     public var skipsNonReferencePictures = false
-    public var skipsNonReferenceDeblocking = false
     /// One new picture in this many is not shown (nil: all are).
     public var thinEvery: Int?
 
-    public init(preset: EncoderSpeedPreset, skipsNonReferencePictures: Bool = false, skipsNonReferenceDeblocking: Bool = false,
-                thinEvery: Int? = nil) {
+    public init(preset: EncoderSpeedPreset, skipsNonReferencePictures: Bool = false, thinEvery: Int? = nil) {
         self.preset = preset
         self.skipsNonReferencePictures = skipsNonReferencePictures
-        self.skipsNonReferenceDeblocking = skipsNonReferenceDeblocking
         self.thinEvery = thinEvery
     }
 }
@@ -148,14 +130,19 @@ public final class OverloadController: Sendable {
 
     private struct Window {
         var start: ContinuousClock.Instant
+        /// The output's time at the window's start: its progress over the window is the speed.
+        var startOutput: Double
         var minBehind = Double.infinity
         var idle = 0.0
     }
 
     private struct State {
         var window: Window?
-        var previousMin: Double?
         var calmWindows = 0
+        /// Calm windows a step back needs: doubled (up to 24) each time a step back was followed
+        /// by a step up within four windows — a load at the limit is not flapped over.
+        var calmNeeded = 3
+        var lastStepBack: ContinuousClock.Instant?
         var cooldownUntil: ContinuousClock.Instant?
         var maxLevel = 0
         var changes: [(outputTime: Double, change: Change)] = []
@@ -164,8 +151,13 @@ public final class OverloadController: Sendable {
     private let levelValue = Atomic<Int>(0)
     private let state = Mutex(State())
 
+    /// For measuring what each level saves (BENCHMARKS.md): `LIVEFILTER_PIN_OVERLOAD_LEVEL=N` holds
+    /// the level at N for the whole run (clamped to the plan's steps), the controller deciding nothing.
+    private let pinned: Int? = ProcessInfo.processInfo.environment["LIVEFILTER_PIN_OVERLOAD_LEVEL"].flatMap { Int($0) }
+
     public init(plan: OverloadPlan) {
         self.plan = plan
+        if let pinned { levelValue.store(max(0, min(plan.steps.count, pinned)), ordering: .relaxed) }
     }
 
     public var level: Int { levelValue.load(ordering: .relaxed) }
@@ -177,45 +169,50 @@ public final class OverloadController: Sendable {
     /// the loop waited for the input with nothing left to decode. Returns a change when a window
     /// ends with one.
     public func observe(behind: Double?, idle: Double, now: ContinuousClock.Instant, outputTime: Double) -> Change? {
-        state.withLock { s in
-            if s.window == nil { s.window = Window(start: now) }
+        if pinned != nil { return nil }
+        return state.withLock { s in
+            if s.window == nil { s.window = Window(start: now, startOutput: outputTime) }
             if let behind { s.window!.minBehind = min(s.window!.minBehind, behind) }
             s.window!.idle += idle
             let length = s.window!.start.duration(to: now).seconds
             guard length >= plan.window else { return nil }
             let window = s.window!
-            s.window = Window(start: now)
-            let previous = s.previousMin
-            s.previousMin = window.minBehind.isFinite ? window.minBehind : nil
+            s.window = Window(start: now, startOutput: outputTime)
             guard window.minBehind.isFinite else { return nil }
             if let until = s.cooldownUntil, now < until { return nil }
             let level = levelValue.load(ordering: .relaxed)
             var change: Change?
-            // Recovering fast enough to be within the limit in eight windows (and at least at a
-            // twentieth of real time): wait and see. Far behind (a join, a burst) asks for more.
-            let needed = max(0.05 * length, (window.minBehind - plan.behindLimit) / 8)
-            let recovered = previous.map { $0 - window.minBehind }
-            let catchingUp = recovered.map { $0 >= needed } ?? true
+            // Overloaded is slower than needed with work waiting all the time: a window that
+            // waited for the input (idle) kept up; one whose output advanced fast enough to be
+            // within the limit in eight windows (at least 5 % faster than real time) is catching
+            // up. The speed, not the distance to the edge, decides: an input that arrives in a
+            // burst (two segments at once) moves the edge, not the machine's capacity.
             let idle = window.idle / length
+            let speed = (outputTime - window.startOutput) / length
+            let needed = max(0.05, (window.minBehind - plan.behindLimit) / (8 * length))
+            let catchingUp = idle >= 0.05 || speed - 1 >= needed
             if window.minBehind > plan.behindLimit, !catchingUp, level < plan.steps.count {
                 s.calmWindows = 0
-                // One step at a time, two when the last ones left the run still losing ground
-                // far from the edge (a machine a quarter short: one step per two windows reached
-                // the steps that help after 40 s). Three at once overshot (tried).
-                let losing = (recovered ?? 0) < 0 && window.minBehind > 4 * plan.behindLimit
-                change = Change(from: level, to: min(plan.steps.count, level + (losing ? 2 : 1)),
-                                reason: String(format: "%.1f s or more behind the live edge for %.0f s, %@", window.minBehind, length,
-                                               (recovered ?? 0) >= 0 ? String(format: "gaining %.2f s", recovered ?? 0)
-                                                                     : String(format: "losing %.2f s", -(recovered ?? 0))))
+                // One step at a time: two or three at once when losing ground far from the edge
+                // (tried) overshot into repeated pictures, three streams on 2 cores repeating
+                // 11–18 % of their ticks instead of none, without reaching the edge sooner.
+                if let back = s.lastStepBack, back.duration(to: now).seconds < 4 * plan.window {
+                    s.calmNeeded = min(24, 2 * s.calmNeeded)
+                }
+                change = Change(from: level, to: level + 1,
+                                reason: String(format: "%.1f s or more behind the live edge for %.0f s, working at %.2f× real time",
+                                               window.minBehind, length, speed))
                 // The next window holds the steps' transition (a preset acts from the next
                 // segment): skipped; the one after it judges them.
                 s.cooldownUntil = now.advanced(by: .milliseconds(Int64(1.5 * plan.window * 1000)))
             } else if window.minBehind <= plan.behindLimit / 2, idle >= 0.25 {
                 // At the edge with time to spare: one step back after three such windows, or after
-                // one when idle half the time (a join's backlog worked off at a deep level).
+                // one when idle half the time (a join's backlog worked off at a deep level) —
+                // more after a step back that did not hold.
                 s.calmWindows += 1
-                if s.calmWindows >= (idle >= 0.5 ? 1 : 3), level > 0 {
+                if s.calmWindows >= (idle >= 0.5 ? s.calmNeeded / 3 : s.calmNeeded), level > 0 {
                     s.calmWindows = 0
+                    s.lastStepBack = now
                     change = Change(from: level, to: level - 1,
                                     reason: String(format: "at the live edge and idle %.0f%% of the last %.0f s", 100 * idle, length))
                     s.cooldownUntil = now.advanced(by: .milliseconds(Int64((idle >= 0.5 ? 1 : 2) * plan.window * 1000)))

@@ -59,6 +59,24 @@ extension EndToEnd {
             func stop() { segments.stop(); playlists.stop() }
         }
 
+        /// Runs livefilter on `live` with each new picture `slowBy` ms slower (fault injection),
+        /// 1 s HLS segments into the sandbox, while the source publishes to its end.
+        static func runSlowed(_ live: LiveSource, slowBy ms: Int, _ extra: [String], in sandbox: Sandbox) async throws -> (ProcessResult, Report, URL) {
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let run = Task {
+                try await livefilterInShell("export LIVEFILTER_FAULT_SLOW_PICTURE_MS=\(ms)",
+                                            ["run", live.url, "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                             "--report", reportFile.path, "-y", "-q"] + extra, timeout: .seconds(120))
+            }
+            try await live.publishAll()
+            let result = try await run.value
+            try LiveFilter.requireSuccess(result)
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            return (result, try decoder.decode(Report.self, from: Data(contentsOf: reportFile)), output)
+        }
+
         @Test("overload: a run far behind on work it has read is not stalled: ENDLIST under load exits 0, every frame accounted for",
               .timeLimit(.minutes(2)))
         func behindIsNotAStall() async throws {
@@ -66,21 +84,10 @@ extension EndToEnd {
             defer { sandbox.remove() }
             let live = try await LiveSource.make(seconds: 8, in: sandbox)
             defer { live.stop() }
-            let output = sandbox.file("out/index.m3u8")
-            let reportFile = sandbox.file("report.json")
             // 60 ms a picture: 1.8× real time, nothing shed (`off`): at the input's end the run is
-            // ~6 s behind, over twice the loss time (2.5 s: above the reload schedule's gaps). Those seconds are work, not the input's silence.
-            let run = Task {
-                try await livefilterInShell("export LIVEFILTER_FAULT_SLOW_PICTURE_MS=60",
-                                            ["run", live.url, "-o", output.path, "--hls-time", "1", "--hls-playlist", "event", "--overload", "off",
-                                             "--input-loss-after", "2.5", "--report", reportFile.path, "-y", "-q"], timeout: .seconds(90))
-            }
-            try await live.publishAll()
-            let result = try await run.value
-            try LiveFilter.requireSuccess(result)
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let report = try decoder.decode(Report.self, from: Data(contentsOf: reportFile))
+            // ~6 s behind, over twice the loss time (2.5 s: above the reload schedule's gaps).
+            // Those seconds are work, not the input's silence.
+            let (_, report, output) = try await Self.runSlowed(live, slowBy: 60, ["--overload", "off", "--input-loss-after", "2.5"], in: sandbox)
             // Every picture the input delivered was decoded (from the first segment read: it joins
             // at the first), and the output lasts as long as the input.
             #expect(report.framesDecoded == Int(live.seconds * 30), "\(report.framesDecoded) decoded of \(live.seconds) s")
@@ -95,20 +102,7 @@ extension EndToEnd {
             defer { sandbox.remove() }
             let live = try await LiveSource.make(seconds: 24, in: sandbox)
             defer { live.stop() }
-            let output = sandbox.file("out/index.m3u8")
-            let reportFile = sandbox.file("report.json")
-            let run = Task {
-                try await livefilterInShell("export LIVEFILTER_FAULT_SLOW_PICTURE_MS=40",
-                                            ["run", live.url, "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
-                                             "--encoder-preset", "veryfast", "--report", reportFile.path, "--log-level", "notice", "-y", "-q"],
-                                            timeout: .seconds(120))
-            }
-            try await live.publishAll()
-            let result = try await run.value
-            try LiveFilter.requireSuccess(result)
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let report = try decoder.decode(Report.self, from: Data(contentsOf: reportFile))
+            let (result, report, output) = try await Self.runSlowed(live, slowBy: 40, ["--encoder-preset", "veryfast", "--log-level", "notice"], in: sandbox)
             let overload = try #require(report.overload)
             print("overload: \(overload.changes.map { "\($0.outputTime) s \($0.taken ? "+" : "-")\($0.steps) (\($0.reason))" }), shed \(overload.ticksShed), repeated \(report.framesRepeated)/\(report.framesWritten)")
             #expect(overload.steps.first == "x264 preset superfast")
