@@ -66,6 +66,11 @@ final class DecodeStage: @unchecked Sendable {
     /// `--overload adapt`: the decoder's skipping follows the level's effect.
     var overload: OverloadController?
     private var skipsPictures = false
+    /// `thinEvery`: pictures owed to the thinning (1/N per picture), paid with non-reference ones.
+    private var thinningCredit = 0.0
+    /// Pictures since the last non-reference one: while recent, the thinning is done here.
+    private var picturesSinceNonReference = Int.max
+    private let thinsHere = Atomic<Bool>(false)
     private let mediaTimeBits = Atomic<UInt64>(0)
 
     /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
@@ -106,7 +111,7 @@ final class DecodeStage: @unchecked Sendable {
                     decoder.resume()
                     continue
                 }
-                if let overload { applySkipping(overload.effect, to: packet) }
+                if let overload, !decodes(packet, under: overload.effect) { continue }
                 try timing.measure(.decode) { () throws(FFmpegError) in try decoder.send(packet) }
                 try drain()
             }
@@ -139,17 +144,38 @@ final class DecodeStage: @unchecked Sendable {
         }
     }
 
-    /// Sets the decoder's skipping to the overload level's and counts the pictures it will skip.
-    private func applySkipping(_ effect: OverloadEffect, to packet: Packet) {
-        let wanted = effect.skipsNonReferencePictures
-        if wanted != skipsPictures {
-            decoder.skipsNonReferencePictures(wanted)
-            skipsPictures = wanted
+    /// Applies the overload level's effect to a video packet: false when it is not decoded. The
+    /// decoder skips every non-reference picture at "decode only reference pictures"; a thinning
+    /// (one picture in N not shown) is paid here with non-reference pictures, never decoded, when
+    /// the stream has them (the tick stage thins otherwise: `thinsAtDecode`).
+    private func decodes(_ packet: Packet, under effect: OverloadEffect) -> Bool {
+        if effect.skipsNonReferencePictures != skipsPictures {
+            decoder.skipsNonReferencePictures(effect.skipsNonReferencePictures)
+            skipsPictures = effect.skipsNonReferencePictures
         }
-        if wanted, decoder.isH264, packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true {
-            notDecodedCount.add(1, ordering: .relaxed)
+        guard decoder.isH264, effect.skipsNonReferencePictures || effect.thinEvery != nil else {
+            thinsHere.store(false, ordering: .relaxed)
+            return true
         }
+        let nonReference = packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true
+        picturesSinceNonReference = nonReference ? 0 : picturesSinceNonReference &+ 1
+        if skipsPictures {
+            if nonReference { notDecodedCount.add(1, ordering: .relaxed) }
+            return true
+        }
+        guard let every = effect.thinEvery else { return true }
+        // Non-reference pictures within two thinning periods: the stream has them to give.
+        thinsHere.store(picturesSinceNonReference < 2 * every, ordering: .relaxed)
+        thinningCredit = min(2, thinningCredit + 1 / Double(every))
+        guard nonReference, thinningCredit >= 1 else { return true }
+        thinningCredit -= 1
+        notDecodedCount.add(1, ordering: .relaxed)
+        return false
     }
+
+    /// Whether the overload's thinning is done by not decoding non-reference pictures (the tick
+    /// stage then shows every picture it gets).
+    var thinsAtDecode: Bool { thinsHere.load(ordering: .relaxed) }
 
     /// The end of the newest frame decoded, relative to the start.
     private var lastFrameEnd: MediaTime? { lastPts.map { time($0 - origin + lastDuration) } }

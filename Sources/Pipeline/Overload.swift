@@ -20,8 +20,10 @@ public enum OverloadStep: Sendable, Equatable, CustomStringConvertible {
     case skipNonReferencePictures
     /// x264 one preset faster, from the next keyframe (a segment's start: a new IDR anyway).
     case encoderPreset(EncoderSpeedPreset)
-    /// One new picture in `every` is not shown (the tick repeats the last one): cheap ticks,
-    /// spread evenly instead of a burst of repeats and drops.
+    /// One new picture in `every` is not shown (the tick repeats the last one, a cheap encode),
+    /// spread evenly instead of a burst of repeats and drops. Non-reference pictures are the ones
+    /// left out, never decoded, where the stream has them; else the tick stage leaves out every
+    /// `every`-th picture after decoding it.
     case thinTicks(every: Int)
 
     public var description: String {

@@ -143,7 +143,7 @@ final class TickStage {
                     return
                 }
             }
-            if t.isNewFrame, let every = overload?.effect.thinEvery, t.index % Int64(every) == Int64(every - 1) {
+            if t.isNewFrame, let every = overload?.effect.thinEvery, !decode.thinsAtDecode, t.index % Int64(every) == Int64(every - 1) {
                 // Shed evenly: this tick repeats the last picture (no filtering, a cheap encode).
                 ticksShed += 1
                 ticksRepeated += 1
