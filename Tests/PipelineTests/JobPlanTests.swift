@@ -310,6 +310,20 @@ struct JobPlanTests {
         #expect(try Self.plan("").stallTimeout == nil, "a file never stalls")
     }
 
+    /// `--overload adapt` is a live run's: files (no deadline) and `off` shed nothing; a live HLS
+    /// output's encoder may be reopened at keyframes (low delay), a live MP4's may not.
+    @Test func overloadIsPlannedForLiveRunsOnly() throws {
+        var live = Self.facts(live: true)
+        live.targetDuration = 2
+        let hls = try #require(try Self.plan("", output: "o.m3u8", facts: live).overload)
+        #expect(hls.steps.prefix(3) == [.encoderPreset(.faster), .encoderPreset(.veryfast), .encoderPreset(.superfast)] && hls.window == 3)
+        #expect(try Self.plan("", output: "o.m3u8", facts: live) { $0.overload = .off }.overload == nil)
+        #expect(try Self.plan("", output: "o.m3u8").overload == nil, "a file has no deadline")
+        #expect(try Self.plan("", output: "o.m3u8") { $0.realtime = true }.overload == nil)
+        let mp4 = try #require(try Self.plan("", output: "o.mp4", facts: live).overload)
+        #expect(!mp4.steps.contains { if case .encoderPreset = $0 { true } else { false } })
+    }
+
     /// A file served while it runs is EVENT; asked for, the type stands; live stays live.
     @Test func servedWhileRunningMakesAFileAnEventPlaylist() throws {
         #expect(try Self.plan("", output: "o.m3u8") { $0.servedWhileRunning = true }.hlsOptions?.playlistType == .event)
