@@ -71,6 +71,8 @@ final class DecodeStage: @unchecked Sendable {
     /// Pictures since the last non-reference one: while recent, the thinning is done here.
     private var picturesSinceNonReference = Int.max
     private let thinsHere = Atomic<Bool>(false)
+    /// Pictures are being left out before or in the decoder (overload).
+    private var leavesOutPictures = false
     private let mediaTimeBits = Atomic<UInt64>(0)
 
     /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
@@ -134,7 +136,11 @@ final class DecodeStage: @unchecked Sendable {
             if frame.durationInStreamTimeBase > 0 {
                 lastDuration = frame.durationInStreamTimeBase
             } else if let lastPts, pts > lastPts {
-                lastDuration = pts - lastPts
+                // A gap where pictures are left out (overload) is a missing picture, not a longer
+                // one: the frame keeps a picture's duration, so the tick after it waits for the
+                // next picture instead of repeating this one (and dropping that one after).
+                let gap = pts - lastPts
+                if !(leavesOutPictures && gap > lastDuration * 3 / 2) { lastDuration = gap }
             }
             lastPts = pts
             let relative = pts - origin
@@ -153,7 +159,8 @@ final class DecodeStage: @unchecked Sendable {
             decoder.skipsNonReferencePictures(effect.skipsNonReferencePictures)
             skipsPictures = effect.skipsNonReferencePictures
         }
-        guard decoder.isH264, effect.skipsNonReferencePictures || effect.thinEvery != nil else {
+        leavesOutPictures = effect.skipsNonReferencePictures || effect.thinEvery != nil
+        guard decoder.isH264, leavesOutPictures else {
             thinsHere.store(false, ordering: .relaxed)
             return true
         }
