@@ -157,13 +157,17 @@ public final class OverloadController: Sendable {
     /// the level at N for the whole run (clamped to the plan's steps), the controller deciding nothing.
     private let pinned: Int? = ProcessInfo.processInfo.environment["LIVEFILTER_PIN_OVERLOAD_LEVEL"].flatMap { Int($0) }
 
+    /// Each level's effect, made once: the stages read it per packet and per tick.
+    private let effects: [OverloadEffect]
+
     public init(plan: OverloadPlan) {
         self.plan = plan
+        effects = (0...plan.steps.count).map(plan.effect(at:))
         if let pinned { levelValue.store(max(0, min(plan.steps.count, pinned)), ordering: .relaxed) }
     }
 
     public var level: Int { levelValue.load(ordering: .relaxed) }
-    public var effect: OverloadEffect { plan.effect(at: level) }
+    public var effect: OverloadEffect { effects[level] }
     public var maxLevel: Int { state.withLock { $0.maxLevel } }
     public var changes: [(outputTime: Double, change: Change)] { state.withLock { $0.changes } }
 
