@@ -129,8 +129,8 @@ if [[ -z "$url" ]]; then say "FAILED: livefilter serve did not start: $(cat "$wo
 
 status=0
 say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seconds}s"
-# A live input: the run joins three segments behind and publishes them at once while it catches up;
-# a viewer joins a running channel, so the page opens once that backlog is out.
+# A live input: a viewer joins a running channel, so the page opens once a few segments are out
+# (with an LL input, five: the run's first segments are read whole, before its parts).
 min_segments=1; [[ -n "$ll_input" ]] && min_segments=5
 CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 80))" \
     python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" "$ll" "$min_segments" <<'PY' || status=$?

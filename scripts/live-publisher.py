@@ -133,8 +133,9 @@ class LiveSource:
     """The schedule: segment n is published at t0 + the durations before it (t0 + n × 2 s here), one
     segment per segment duration, as a live encoder finishes them. t0 lies PRELOAD-1 segments before
     the server starts, so PRELOAD segments are out when a client comes: it joins a stream that has been
-    running, as in production. With PRELOAD 3, both ffmpeg (live_start_index -3) and livefilter
-    (--live-start edge) start at segment 0, so the whole source is used and the tools start alike.
+    running, as in production. With PRELOAD 3, ffmpeg (live_start_index -3) starts at segment 0 and
+    works off a 6 s backlog; livefilter (--live-start edge) starts at segment 2, the newest
+    (--live-start holdback starts it at segment 0 too).
     Preloaded segments are logged with their nominal (earlier) publish times.
 
     With parts (LL-HLS), segment n is produced during the segment duration before its publish time:

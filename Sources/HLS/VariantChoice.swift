@@ -29,10 +29,16 @@ public enum VariantChoice: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Where reading a live playlist starts.
+/// Where reading a live playlist starts (and where a restarted origin is followed from).
 public enum LiveStart: String, Sendable, CaseIterable {
-    /// Near the newest segment (three from the end, as players do).
+    /// The newest complete segment: a live processor's output is itself held back by its players,
+    /// so joining further back only adds latency that must then be worked off faster than real
+    /// time — on a loaded machine, for tens of seconds. The tick clock starts a target duration
+    /// after the first frame instead, so a segment that comes a little late is still on time.
     case edge
+    /// Three segments from the end, as players and FFmpeg (`live_start_index -3`) start: more
+    /// of the stream in the output, a backlog to work off first.
+    case holdback
     /// The oldest segment still listed.
     case oldest
 }

@@ -99,8 +99,8 @@ extension HLSReader {
         }
     }
 
-    /// Where reading starts: a live stream's edge (three segments from the end, as players and
-    /// FFmpeg start) or oldest segment; in a VOD stream, the segment holding `seconds`.
+    /// Where reading starts: a live stream's edge (`--live-start`) or oldest segment; in a VOD
+    /// stream, the segment holding `seconds`.
     func startSequenceNumber(_ playlist: MediaPlaylist, at seconds: Double) -> Int {
         let first = playlist.mediaSequenceNumber(ofSegmentAt: 0)
         if info.isLive { return options.liveStart == .oldest ? first : edge(of: playlist) }
@@ -112,8 +112,11 @@ extension HLSReader {
         return first + max(0, playlist.segments.count - 1)
     }
 
+    /// Where a live stream is joined or followed after a restart: its newest complete segment, or
+    /// three from the end (`--live-start holdback`, and `oldest` once the start is behind).
     func edge(of playlist: MediaPlaylist) -> Int {
-        max(playlist.mediaSequenceNumber(ofSegmentAt: 0), playlist.nextMediaSequenceNumber - 3)
+        let back = options.liveStart == .edge ? 1 : 3
+        return max(playlist.mediaSequenceNumber(ofSegmentAt: 0), playlist.nextMediaSequenceNumber - back)
     }
 
     private func abandonOpenSegment(_ state: inout DeliveryState) async throws {

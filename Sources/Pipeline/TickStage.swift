@@ -21,13 +21,14 @@ struct TickSpec {
     /// What a lost live input does: end the run, or keep the channel up on the last picture or a slate.
     var inputLoss: InputLossPolicy
     /// How many ticks after the one it arrives at a returning input's first frame is due: the
-    /// distance a live run joins behind the edge (three segments), so the frames after it are not
+    /// distance a live run joins behind the newest segment (one or three), so the frames after it are not
     /// due the moment they arrive. The ticks in between run at once (the held picture), and the
     /// returning frames are shown as soon as they are decoded, as after the join.
     var resumeDelay: Duration
-    /// A pushed input (frames arrive one by one, with the network's jitter): the clock starts this
-    /// long after its first frame, so a frame a little late is still on time. Zero for HLS (its
-    /// join distance is the slack).
+    /// A live input's clock starts this long after its first frame, so a frame a little late is
+    /// still on time: a pushed input's jitter, or an HLS segment published late when the run
+    /// joined at the newest one (one target duration). Zero when an HLS run joins three segments
+    /// back (that distance is the slack).
     var startDelay: Duration
     /// Seconds of input after which the run ends normally (`--max-duration`).
     var maxDuration: Double?
@@ -35,6 +36,10 @@ struct TickSpec {
 }
 
 extension JobPlan {
+    /// Segments behind the newest a live HLS input is joined (and a restarted origin followed):
+    /// the ticks' slack against a segment that comes late.
+    private var joinSegments: Int { configuration.inputOptions.liveStart == .edge ? 1 : 3 }
+
     var tickSpec: TickSpec {
         let timeBase = input.video.timeBase
         let tickWindow: TickWindow? = window.flatMap { window in
@@ -46,8 +51,8 @@ extension JobPlan {
         return TickSpec(timing: timing, maxLatency: maxLatency, isLive: isLive, realtime: configuration.realtime,
                         keyframes: keyframes, fed: window?.fed, tickWindow: tickWindow, seeks: window?.seekKeyframe != nil,
                         stallTimeout: stallTimeout, inputLoss: inputLoss,
-                        resumeDelay: .milliseconds(Int64(1000 * (input.targetDuration.map { 3 * Double($0) } ?? 0.5))),
-                        startDelay: isLive && input.targetDuration == nil ? .milliseconds(500) : .zero,
+                        resumeDelay: .milliseconds(Int64(1000 * (input.targetDuration.map { Double(joinSegments * $0) } ?? 0.5))),
+                        startDelay: isLive ? .milliseconds(Int64(1000 * (input.targetDuration.map { joinSegments == 1 ? Double($0) : 0 } ?? 0.5))) : .zero,
                         maxDuration: configuration.maxDuration,
                         input: configuration.input)
     }

@@ -73,7 +73,7 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Variant of a master playlist: highest, lowest, N (from 0) or max-bandwidth=B.")
     var variant: VariantChoice = .highest
 
-    @Option(help: "Where a live playlist starts: edge or oldest.")
+    @Option(help: "Where a live playlist starts: edge (its newest segment), holdback (three back, as players start) or oldest.")
     var liveStart: LiveStart = .edge
 
     @Flag(help: "Pace a file or VOD input in real time, like live.")

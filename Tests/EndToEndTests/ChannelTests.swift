@@ -280,7 +280,7 @@ extension EndToEnd {
             #expect(frames >= 40, "the good publisher's pictures: \(frames)")
         }
 
-        @Test("channel: SRT listener with a passphrase; a wrong passphrase is refused, the right one's publisher comes back twice")
+        @Test("channel: SRT listener with a passphrase; garbage datagrams and a wrong passphrase are refused, the right one's publisher comes back twice")
         func srtListener() async throws {
             let sandbox = try Sandbox("channel-srt")
             defer { sandbox.remove() }
@@ -293,6 +293,22 @@ extension EndToEnd {
                                                 "--input-loss-after", "0.5", "--report", reportFile.path, "-y"])
             defer { channel.send(SIGKILL) }
             try await Task.sleep(for: .seconds(1))
+            // Garbage datagrams on the SRT port: random bytes, and some shaped like SRT control
+            // packets (first bit set: a handshake, a keep-alive, a shutdown) for no connection.
+            let garbage = try Subprocess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", """
+                import os, socket, struct
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                for i in range(300):
+                    if i % 3 == 0:
+                        head = struct.pack(">HHIII", 0x8000, (0, 1, 5)[i % 9 // 3], 0, i, 0)
+                        s.sendto(head + os.urandom(48), ("127.0.0.1", \(port)))
+                    else:
+                        s.sendto(os.urandom(1 + i * 7 % 1400), ("127.0.0.1", \(port)))
+                """])
+            let sent = await garbage.wait(timeout: .seconds(10))
+            #expect(sent.succeeded, "\(sent.summary)")
+            try await Task.sleep(for: .seconds(0.5))
+            #expect(channel.isRunning, "the channel exited on garbage datagrams")
             let wrong = try Self.publisher("srt://127.0.0.1:\(port)?passphrase=not-the-right-one", seconds: 2, format: "mpegts")
             let refused = await wrong.wait(timeout: .seconds(20))
             #expect(!refused.succeeded, "a wrong passphrase published: \(refused.summary)")
@@ -310,6 +326,63 @@ extension EndToEnd {
             print("channel SRT ×3: \(continuity)")
             #expect(continuity.videoGaps.isEmpty, "\(continuity)")
             #expect(continuity.videoPackets >= 150, "\(continuity)")
+            try await Self.expectPlayable(output)
+        }
+
+        @Test("channel: an RTMP publisher that changes resolution twice mid-stream (in-band SPS) keeps one continuous output at the first size",
+              .timeLimit(.minutes(2)))
+        func rtmpResolutionChange() async throws {
+            let sandbox = try Sandbox("channel-resize")
+            defer { sandbox.remove() }
+            // 320x240, then 480x270, then 320x240 again: 3 s each, one H.264 stream whose new
+            // parameter sets come in band (a hardware encoder reconfigured, OBS's output rescaled).
+            var parts: [URL] = []
+            for (index, size) in ["320x240", "480x270"].enumerated() {
+                let part = sandbox.file("part\(index).h264")
+                try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30", "-t", "3", "-c:v", "libx264", "-preset", "ultrafast",
+                                  "-tune", "zerolatency", "-g", "30", "-f", "h264", part.path])
+                parts.append(part)
+            }
+            let joined = sandbox.file("joined.h264")
+            try ([parts[0], parts[1], parts[0]].map { try Data(contentsOf: $0) }.reduce(Data(), +)).write(to: joined)
+            let port = try Self.freePort()
+            let url = "rtmp://127.0.0.1:\(port)/live/KEY"
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let channel = try await Self.startChannel(["run", url, "--listen", "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                                       "--chain", "mirror", "--on-input-loss", "hold", "--input-loss-after", "0.5",
+                                                       "--report", reportFile.path, "-y"])
+            defer { channel.send(SIGKILL) }
+            let publisher = try Subprocess(Paths.ffmpeg, ["-hide_banner", "-nostdin", "-v", "error", "-re", "-f", "h264", "-framerate", "30",
+                                                          "-i", joined.path, "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                                                          "-shortest", "-c:v", "copy", "-c:a", "aac", "-f", "flv", url])
+            let published = await publisher.wait(timeout: .seconds(30))
+            #expect(published.succeeded, "\(published.summary)")
+            try await Task.sleep(for: .seconds(1))
+            #expect(channel.isRunning, "the channel exited on a resolution change")
+            channel.send(SIGINT)
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            #expect(!result.stderrText.contains("Fatal"), "\(result.stderrText)")
+            // The run saw both changes: the 480x270 pictures take the RGB path (scaled to the
+            // output's size) from the first change, the planes again from the second.
+            struct PathReport: Decodable { var videoPaths: [Path]; struct Path: Decodable { var path: String; var seconds: Double } }
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            let paths = try decoder.decode(PathReport.self, from: Data(contentsOf: reportFile)).videoPaths
+            #expect(paths.count == 3 && paths[1].path.contains("RGB"), "\(paths)")
+            let continuity = try await Continuity.measure(output)
+            print("channel RTMP resolution change: \(continuity)")
+            #expect(continuity.videoGaps.isEmpty, "\(continuity)")
+            // 9 s published; the first picture waits for the listener's probe.
+            #expect(continuity.videoPackets >= 240, "\(continuity)")
+            // Every picture decodes at the first connection's size: the 480x270 ones were scaled.
+            let sizes = try await Subprocess.run(Paths.ffprobe, ["-v", "error", "-select_streams", "v", "-show_entries", "frame=width,height",
+                                                                 "-of", "csv=p=0", output.path], timeout: .seconds(60))
+            // (A frame with side data gets a trailing empty field in ffprobe's CSV: width and height only.)
+            let lines = sizes.stdoutText.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).prefix(2).joined(separator: ",") }
+            let counted = Dictionary(grouping: lines, by: { $0 }).mapValues(\.count)
+            #expect(counted.keys.sorted() == ["320,240"] && counted["320,240"]! >= 240, "output picture sizes: \(counted)")
             try await Self.expectPlayable(output)
         }
 

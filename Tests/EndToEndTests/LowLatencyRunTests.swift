@@ -52,7 +52,7 @@ extension EndToEnd {
             }
             var current = try #require(playlist, "a playlist with parts")
             // Ask for the part after the last one listed, again and again: while the run catches up
-            // (it joins three segments behind) the answers come at once; from the first that waits,
+            // (it works off what it read before the edge) the answers come at once; from the first that waits,
             // the run is at the live edge and each answer waits for the writer.
             var waits: [Double] = []
             var afterPublication: [Duration] = []

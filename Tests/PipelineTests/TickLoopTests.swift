@@ -207,6 +207,36 @@ struct TickLoopTests {
         #expect(stats.lateTicks == 0)
     }
 
+    @Test(arguments: [(startDelay: 2000, repeats: false), (startDelay: 0, repeats: true)])
+    func liveRunJoinedAtTheNewestSegmentHasASegmentOfSlack(startDelay: Int64, repeats: Bool) async throws {
+        // `--live-start edge`: the run joins at the newest segment (read at once), then each
+        // segment comes 2 s after the one before, some up to 1.5 s late (a reload that missed it).
+        // With the plan's start delay of one target duration nothing repeats and each segment is
+        // out within its work of its arrival; without it, every late segment repeats pictures.
+        let clock = VirtualClock()
+        let late: [Int64] = [0, 900, 200, 1500, 0, 1200, 600, 1400, 100, 1000]
+        let times = (0..<600).map { Int64($0) * 1000 / 30 }
+        let arrivals = (0..<600).map { Int64($0 / 60) * 2000 + late[$0 / 60] }
+        var input = ScriptedInput(clock: clock, times: times, arrivals: arrivals, end: 20_000)
+        var emitted: [(index: Int64, at: Int64)] = []
+        let stats = try await TickLoop<Int>(rate: Rational(30, 1), maxLatency: .seconds(10))
+            .run(clock: clock, input: &input, startDelay: .milliseconds(startDelay)) { tick in
+                if tick.isNewFrame { clock.advance(by: .milliseconds(10)) }
+                let now = clock.now.offset.components
+                emitted.append((tick.index, now.seconds * 1000 + now.attoseconds / 1_000_000_000_000_000))
+            }
+        #expect(emitted.map(\.index) == Array(0..<600))
+        if repeats {
+            #expect(stats.repeatedTicks > 30, "\(stats.repeatedTicks) repeated")
+        } else {
+            #expect(stats.repeatedTicks == 0 && stats.droppedFrames == 0 && stats.lateTicks == 0)
+            for first in stride(from: 0, to: 600, by: 60) {
+                let last = emitted[first + 59]
+                #expect(last.at - arrivals[first + 59] <= 700, "segment at tick \(first): emitted \(last.at) ms, arrived \(arrivals[first + 59]) ms")
+            }
+        }
+    }
+
     @Test func liveRunWarmingUpBehindTheEdgeIsNotLate() async throws {
         // As above, but the first second of frames takes 50 ms each (encoder and caches warming
         // up, another stream starting on the same cores): behind the first frame's schedule, yet
