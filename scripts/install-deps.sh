@@ -25,7 +25,7 @@ packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswres
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
                gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 python3-pip mate-backgrounds qemu-user
-               mpv vlc-bin vlc-plugin-base)
+               mpv vlc-bin vlc-plugin-base python3-gi gir1.2-gst-rtsp-server-1.0)
 fi
 
 missing=()

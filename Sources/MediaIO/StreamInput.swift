@@ -99,6 +99,25 @@ final class StreamInput {
         let c = options.ioTimeout.components
         let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
         let lower = url.lowercased()
+        // A caller (RTSP pulled, an SRT caller, RTMP from a server) whose server is down fails at
+        // once, and would try again thousands of times a second (measured: 4,854 connects in 3 s
+        // and a whole core while an RTSP server restarted): it waits between attempts instead.
+        let caller = !isListener(url, options: options)
+        var failures = 0
+        func failed(_ reason: String) throws(MediaError) {
+            failures += 1
+            let delay = min(2.0, 0.25 * Double(1 << min(failures - 1, 3)))
+            if failures == 1 {
+                InputWarnings.add("\(url.forMessages): cannot connect (\(reason)); trying again, every 2 s at most")
+            } else if failures % 30 == 0 {
+                InputWarnings.add("\(url.forMessages): still cannot connect after \(failures) attempts (\(reason)); trying again every 2 s")
+            }
+            let until = ContinuousClock.now.advanced(by: .milliseconds(Int64(delay * 1000)))
+            while ContinuousClock.now < until {
+                if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
         while true {
             if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
             var dict: OpaquePointer? = nil
@@ -142,6 +161,10 @@ final class StreamInput {
                 if [EADDRINUSE, EACCES, EADDRNOTAVAIL, EINVAL, EPERM].map(lf_averror).contains(code) {
                     throw .inputUnreadable(url, reason: "cannot listen there: " + error.reason)
                 }
+                if caller {
+                    try failed(expired ? "it did not open within \(acceptWait + 3 * Int(ioMicros / 1_000_000)) s" : error.reason)
+                    continue
+                }
                 // Nobody came within the accept's wait: look again. Anything else was a publisher
                 // that failed before it sent a picture.
                 if code != lf_averror(ETIMEDOUT) || expired {
@@ -162,6 +185,7 @@ final class StreamInput {
                 close(opened)
                 InputWarnings.add("a publisher on \(url.forMessages) gave another app or stream key than the URL's and was refused; waiting for the next")
                 if !waitingForPublisher { throw .inputUnreadable(url, reason: "the server refused the stream key") }
+                if caller { try failed("the server refused the stream key") }
                 continue
             }
             let video = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
@@ -172,6 +196,10 @@ final class StreamInput {
                 let reason = info < 0 ? (probeExpired ? "it sent too little to read in time" : FFmpegError(code: info, operation: "probing").reason)
                                       : "it sends no video"
                 if !waitingForPublisher { throw .notMediaFile(url, reason: reason) }
+                if caller {
+                    try failed(reason)
+                    continue
+                }
                 InputWarnings.add("a publisher on \(url.forMessages) was refused: \(reason); waiting for the next")
                 continue
             }
@@ -209,7 +237,8 @@ final class StreamInput {
                 }
                 reconnections += 1
                 let why = code == lf_averror_eof() || code == lf_averror(EIO) ? "the connection ended" : FFmpegError(code: code, operation: "reading").reason
-                InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); waiting for the publisher to reconnect")
+                let listener = Self.isListener(url, options: options)
+                InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); \(listener ? "waiting for the publisher to reconnect" : "connecting again")")
                 let next: UnsafeMutablePointer<AVFormatContext>
                 do {
                     next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true, again: true)
@@ -220,7 +249,7 @@ final class StreamInput {
                 current = next
                 try stitcher.adopt(next, video: video, audio: audio, newClock: true, what: "the new connection to \(url.forMessages)")
                 lastMicros = [:]
-                InputWarnings.add("\(url.forMessages): a publisher connected again (\(reconnections.ordinal) time): the timeline goes on")
+                InputWarnings.add("\(url.forMessages): \(listener ? "a publisher connected again" : "connected again") (\(reconnections.ordinal) time): the timeline goes on")
                 continue
             }
             if stitcher.streamMap[packet.streamIndex] == nil, current != first {

@@ -386,6 +386,69 @@ extension EndToEnd {
             try await Self.expectPlayable(output)
         }
 
+        @Test("channel: an RTSP source pulled (GStreamer's RTSP server); the server killed and restarted is connected to again, a few attempts a second at most",
+              .timeLimit(.minutes(2)))
+        func rtspServerRestarted() async throws {
+            let sandbox = try Sandbox("channel-rtsp")
+            defer { sandbox.remove() }
+            let clip = sandbox.file("clip.mp4")
+            try await ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000",
+                              "-t", "20", "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-c:a", "aac", clip.path])
+            let port = try Self.freePort()
+            // Debian's gi is in /usr/bin/python3's path only (scripts/install-deps.sh installs it).
+            func server() async throws -> Subprocess {
+                let process = try Subprocess(URL(fileURLWithPath: "/usr/bin/python3"),
+                                             [Paths.packageRoot.appendingPathComponent("scripts/rtsp-server.py").path, String(port), "live", clip.path],
+                                             streamingStderr: true)
+                _ = try await process.firstStderrLine("'rtsp-server: ready'", within: .seconds(20)) { $0.contains("rtsp-server: ready") }
+                return process
+            }
+            var origin = try await server()
+            defer { origin.send(SIGKILL) }
+            let output = sandbox.file("out/index.m3u8")
+            let reportFile = sandbox.file("report.json")
+            let channel = try LiveFilter.start(["run", "rtsp://127.0.0.1:\(port)/live", "-o", output.path, "--hls-time", "1", "--hls-playlist", "event",
+                                                "--on-input-loss", "hold", "--input-loss-after", "0.5", "--report", reportFile.path, "-y"])
+            defer { channel.send(SIGKILL) }
+            try await Task.sleep(for: .seconds(4))
+            // The server goes away for 3 s (a camera rebooting): the channel holds its picture and
+            // tries again — not thousands of times a second.
+            origin.send(SIGKILL)
+            _ = await origin.wait(timeout: .seconds(10))
+            try await Task.sleep(for: .seconds(0.5))
+            let before = try Self.cpuSeconds(of: channel)
+            try await Task.sleep(for: .seconds(2.5))
+            let spent = try Self.cpuSeconds(of: channel) - before
+            #expect(spent < 0.5, "the channel spent \(spent) s of CPU in 2.5 s waiting for its server")
+            #expect(channel.isRunning, "the channel exited when its RTSP server went away")
+            origin = try await server()
+            try await Task.sleep(for: .seconds(5))
+            channel.send(SIGINT)
+            let result = await channel.wait(timeout: .seconds(30))
+            #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            let log = result.stderrText
+            #expect(log.contains("cannot connect") && log.contains("connected again"), "\(log)")
+            let attempts = log.components(separatedBy: "cannot connect").count - 1
+            #expect(attempts <= 2, "one warning per outage (and one per 30 attempts): \(attempts)")
+            let report = try Self.report(reportFile)
+            let losses = report.inputLosses ?? []
+            #expect(losses.count == 1 && losses[0].seconds > 2.5 && losses[0].seconds < 8, "\(losses)")
+            let continuity = try await Continuity.measure(output)
+            print("channel RTSP server restarted: \(continuity); losses \(losses.map(\.seconds))")
+            #expect(continuity.videoGaps.isEmpty && continuity.audioGaps.isEmpty, "\(continuity)")
+            // 4 s, the hold, 5 s again: about 12 s of output, all of it at 30 fps.
+            #expect(continuity.videoEnd > 10 && continuity.videoPackets >= 300, "\(continuity)")
+            try await Self.expectPlayable(output)
+        }
+
+        /// User + system CPU seconds of a running child (/proc/PID/stat, clock ticks of 1/100 s).
+        static func cpuSeconds(of process: Subprocess) throws -> Double {
+            let stat = try String(contentsOfFile: "/proc/\(process.pid)/stat", encoding: .utf8)
+            // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+            let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+            return (Double(fields[11])! + Double(fields[12])!) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+
         @Test("channel: MPEG-TS over UDP; a sender that stops and starts again (its clock from 0) continues one timeline")
         func udpSenderComesBack() async throws {
             let sandbox = try Sandbox("channel-udp")
