@@ -3,12 +3,15 @@
 #
 #   scripts/bench-channel.sh                 # MODE=rtmp CYCLES=100
 #   MODE=rtmp CYCLES=10 scripts/bench-channel.sh
+#   MODE=srt CYCLES=100 scripts/bench-channel.sh
 #   MODE=hls PAUSE=30 scripts/bench-channel.sh
 #
 # MODE=rtmp: `livefilter run rtmp://127.0.0.1:PORT/live/KEY --listen --on-input-loss hold` writing
 #   LL-HLS (1 s segments, 0.5 s parts); an ffmpeg publisher (testsrc2 640x360 at 30 fps + a tone, x264
 #   zerolatency, -re) publishes PUBLISH seconds, then is killed (SIGKILL, every other cycle) or quits,
 #   and comes back GAP seconds later, CYCLES times; then the channel is stopped with SIGINT.
+# MODE=srt: the same with an SRT listener (`srt://127.0.0.1:PORT?mode=listener&passphrase=…`) and
+#   publishers sending MPEG-TS over SRT with the passphrase.
 # MODE=hls: an HLS origin (python, 1 s segments of the same kind of clip) publishes 20 segments,
 #   stops for PAUSE seconds (the playlist no longer changes), and comes back restarted: media
 #   sequence 5000, timestamps from 0, 20 more segments, then ENDLIST.
@@ -28,7 +31,7 @@ PAUSE=${PAUSE:-30}
 WORK=${WORK:-out/bench-channel}
 LIVEFILTER=${LIVEFILTER:-.build/release/livefilter}
 [[ -x $LIVEFILTER ]] || { echo "no livefilter binary at $LIVEFILTER: swift build -c release" >&2; exit 1; }
-[[ $MODE == rtmp || $MODE == hls ]] || { echo "MODE must be rtmp or hls" >&2; exit 2; }
+[[ $MODE == rtmp || $MODE == srt || $MODE == hls ]] || { echo "MODE must be rtmp, srt or hls" >&2; exit 2; }
 for tool in ffmpeg ffprobe python3; do command -v $tool >/dev/null || { echo "$tool is missing" >&2; exit 1; }; done
 rm -rf "$WORK"; mkdir -p "$WORK/out"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -39,19 +42,24 @@ echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $("$LIVE
 
 LL=(--hls-time 1 --hls-part 0.5 --hls-segment-type fmp4 --hls-playlist event)
 : > "$WORK/returns.txt"
-if [[ $MODE == rtmp ]]; then
-    URL="rtmp://127.0.0.1:$PORT/live/KEY"
-    echo "channel: livefilter run $URL --listen -o $WORK/out/index.m3u8 ${LL[*]} --on-input-loss hold --input-loss-after 0.5"
-    "$LIVEFILTER" run "$URL" --listen -o "$WORK/out/index.m3u8" "${LL[@]}" --on-input-loss hold --input-loss-after 0.5 \
+if [[ $MODE == rtmp || $MODE == srt ]]; then
+    if [[ $MODE == rtmp ]]; then
+        URL="rtmp://127.0.0.1:$PORT/live/KEY" PUB_URL="rtmp://127.0.0.1:$PORT/live/KEY" FORMAT=flv LISTEN=(--listen)
+    else
+        URL="srt://127.0.0.1:$PORT?mode=listener&passphrase=bench-channel-secret"
+        PUB_URL="srt://127.0.0.1:$PORT?passphrase=bench-channel-secret" FORMAT=mpegts LISTEN=()
+    fi
+    echo "channel: livefilter run '$URL' ${LISTEN[*]} -o $WORK/out/index.m3u8 ${LL[*]} --on-input-loss hold --input-loss-after 0.5"
+    "$LIVEFILTER" run "$URL" "${LISTEN[@]}" -o "$WORK/out/index.m3u8" "${LL[@]}" --on-input-loss hold --input-loss-after 0.5 \
         --report "$WORK/report.json" -y --log-level notice 2> "$WORK/stderr.txt" &
     LF_PID=$!
     sleep 1.5
     alive=0
-    echo "publisher: ffmpeg -re testsrc2 640x360@30 + sine, x264 zerolatency, -f flv, $PUBLISH s each (every other one SIGKILLed at 80 %), $GAP s apart, $CYCLES times"
+    echo "publisher: ffmpeg -re testsrc2 640x360@30 + sine, x264 zerolatency, -f $FORMAT, $PUBLISH s each (every other one SIGKILLed at 80 %), $GAP s apart, $CYCLES times"
     for ((i = 0; i < CYCLES; i++)); do
         python3 -c 'import time; print(f"{time.time():.3f}")' >> "$WORK/returns.txt"
         ffmpeg -nostdin -v error -re -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine=frequency=440:sample_rate=48000 \
-            -t "$PUBLISH" -c:v libx264 -preset ultrafast -tune zerolatency -g 30 -c:a aac -f flv "$URL" 2>> "$WORK/publisher.txt" &
+            -t "$PUBLISH" -c:v libx264 -preset ultrafast -tune zerolatency -g 30 -c:a aac -f $FORMAT "$PUB_URL" 2>> "$WORK/publisher.txt" &
         pub=$!
         if ((i % 2 == 0)); then sleep "$(python3 -c "print($PUBLISH * 0.8)")"; kill -9 $pub 2>/dev/null || true; fi
         wait $pub 2>/dev/null || true
