@@ -80,7 +80,8 @@ extension EndToEnd {
         }
 
         struct Loss: Decodable { var began: String; var outputTime: Double; var seconds: Double }
-        struct Report: Decodable { var inputLosses: [Loss]?; var framesDecoded: Int }
+        struct VideoPath: Decodable { var path: String; var seconds: Double }
+        struct Report: Decodable { var inputLosses: [Loss]?; var framesDecoded: Int; var videoPaths: [VideoPath]? }
 
         static func report(_ file: URL) throws -> Report {
             let decoder = JSONDecoder()
@@ -366,10 +367,7 @@ extension EndToEnd {
             #expect(!result.stderrText.contains("Fatal"), "\(result.stderrText)")
             // The run saw both changes: the 480x270 pictures take the RGB path (scaled to the
             // output's size) from the first change, the planes again from the second.
-            struct PathReport: Decodable { var videoPaths: [Path]; struct Path: Decodable { var path: String; var seconds: Double } }
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
-            let paths = try decoder.decode(PathReport.self, from: Data(contentsOf: reportFile)).videoPaths
+            let paths = try Self.report(reportFile).videoPaths ?? []
             #expect(paths.count == 3 && paths[1].path.contains("RGB"), "\(paths)")
             let continuity = try await Continuity.measure(output)
             print("channel RTMP resolution change: \(continuity)")
