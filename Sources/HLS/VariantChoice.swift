@@ -41,6 +41,11 @@ public enum LiveStart: String, Sendable, CaseIterable {
     case holdback
     /// The oldest segment still listed.
     case oldest
+
+    /// Segments behind the newest where a live stream is joined once the start is behind (and a
+    /// restarted origin followed): the reader starts there, and the tick clock's slack is that many
+    /// target durations.
+    public var segmentsBehindNewest: Int { self == .edge ? 1 : 3 }
 }
 
 extension VariantChoice {

@@ -115,8 +115,7 @@ extension HLSReader {
     /// Where a live stream is joined or followed after a restart: its newest complete segment, or
     /// three from the end (`--live-start holdback`, and `oldest` once the start is behind).
     func edge(of playlist: MediaPlaylist) -> Int {
-        let back = options.liveStart == .edge ? 1 : 3
-        return max(playlist.mediaSequenceNumber(ofSegmentAt: 0), playlist.nextMediaSequenceNumber - back)
+        max(playlist.mediaSequenceNumber(ofSegmentAt: 0), playlist.nextMediaSequenceNumber - options.liveStart.segmentsBehindNewest)
     }
 
     private func abandonOpenSegment(_ state: inout DeliveryState) async throws {

@@ -38,7 +38,7 @@ struct TickSpec {
 extension JobPlan {
     /// Segments behind the newest a live HLS input is joined (and a restarted origin followed):
     /// the ticks' slack against a segment that comes late.
-    private var joinSegments: Int { configuration.inputOptions.liveStart == .edge ? 1 : 3 }
+    private var joinSegments: Int { configuration.inputOptions.liveStart.segmentsBehindNewest }
 
     var tickSpec: TickSpec {
         let timeBase = input.video.timeBase
