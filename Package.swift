@@ -57,11 +57,14 @@ let package = Package(
         // FreeType (the text filter's glyphs) and libpng (the overlay filter's images).
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // libsrt, directly: a channel's SRT listener keeps its port and takes a returning publisher at
+        // once (FFmpeg's `srt` protocol accepts one caller per open). FFmpeg links the same library.
+        .systemLibrary(name: "CSRT", pkgConfig: "srt", providers: [.apt(["libsrt-gnutls-dev"])]),
         // FFmpeg's log callback needs C (va_list) and a little static state.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
         .target(name: "MediaIO", dependencies: [
-            "CFFmpeg", "CFFmpegLog", "Filters", "HLS", "HLSClient", .product(name: "Logging", package: "swift-log"),
+            "CFFmpeg", "CFFmpegLog", "CSRT", "Filters", "HLS", "HLSClient", .product(name: "Logging", package: "swift-log"),
         ]),
         // Our HLS client: playlists on time (RFC 8216 §6.3.4, blocking reload, LL-HLS parts), segment
         // bytes fetched with retries into a feed that MediaIO's demuxer reads. No FFmpeg.

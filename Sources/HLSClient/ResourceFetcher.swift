@@ -45,9 +45,11 @@ public struct FetchError: Error, Sendable, CustomStringConvertible {
 extension String {
     /// A URL as a message shows it: a hostile playlist's `data:` URI can be megabytes, so past 160
     /// characters the middle is left out.
+    /// Secrets in it (an SRT passphrase, a token, a password) are hidden (`redactingSecrets`).
     public var forMessages: String {
-        guard count > 160 else { return self }
-        return "\(prefix(100))…(\(count - 140) characters)…\(suffix(40))"
+        let text = redactingSecrets
+        guard text.count > 160 else { return text }
+        return "\(text.prefix(100))…(\(text.count - 140) characters)…\(text.suffix(40))"
     }
 }
 

@@ -85,57 +85,23 @@ final class HLSInput {
     /// (a segment probed as a playlist or concat list could make FFmpeg open other URLs).
     static func openRun(_ source: HLSByteSource, name: String, maxPixels: Int,
                         interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
-        guard var ctx = avformat_alloc_context(), let buffer = av_malloc(1 << 16) else {
-            throw .inputUnreadable(name, reason: "out of memory")
-        }
-        let opaque = Unmanaged.passUnretained(source).toOpaque()
-        guard let pb = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), 1 << 16, 0, opaque, { opaque, buf, size in
-            Unmanaged<HLSByteSource>.fromOpaque(opaque!).takeUnretainedValue().read(buf!, size)
-        }, nil, nil) else {
-            av_free(buffer)
-            throw .inputUnreadable(name, reason: "out of memory")
-        }
-        pb.pointee.seekable = 0
-        ctx.pointee.pb = pb
-        ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        lf_set_interrupt(ctx, interrupt)
-        var dict: OpaquePointer? = nil
-        defer { av_dict_free(&dict) }
-        av_dict_set(&dict, "format_whitelist", "mpegts,mov,aac,mp3,ac3,eac3,flac,h264,hevc", 0)
         let format = source.header?.initialization != nil ? av_find_input_format("mov") : nil
-        var opened: UnsafeMutablePointer<AVFormatContext>? = ctx
-        let code = avformat_open_input(&opened, name, format, &dict)
-        guard code >= 0, let opened else {
-            // avformat_open_input frees the context on failure, not our AVIO.
-            freeIO(pb)
+        let opened = CustomIODemuxer.open(source: source, read: { opaque, buf, size in
+            Unmanaged<HLSByteSource>.fromOpaque(opaque!).takeUnretainedValue().read(buf!, size)
+        }, name: name, format: format, options: [("format_whitelist", "mpegts,mov,aac,mp3,ac3,eac3,flac,h264,hevc")],
+           maxPixels: maxPixels, interrupt: interrupt)
+        switch opened {
+        case let .success(ctx): return ctx
+        case .failure(.outOfMemory): throw .inputUnreadable(name, reason: "out of memory")
+        case let .failure(.opening(code)):
             if code == lf_averror_exit() { throw .inputUnreadable(name, reason: "reading was stopped") }
             throw .notMediaFile(name, reason: "its segments are not media FFmpeg can read: " + FFmpegError(code: code, operation: "opening").reason)
+        case let .failure(.probing(code)):
+            throw .notMediaFile(name, reason: FFmpegError(code: code, operation: "avformat_find_stream_info").reason)
         }
-        ctx = opened
-        let streamCount = Int(ctx.pointee.nb_streams)
-        var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
-        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(maxPixels), 0) }
-        let info = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(ctx, $0.baseAddress) }
-        for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
-        if info < 0 {
-            close(ctx)
-            throw .notMediaFile(name, reason: FFmpegError(code: info, operation: "avformat_find_stream_info").reason)
-        }
-        return ctx
     }
 
-    static func close(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
-        let pb = ctx.pointee.pb
-        var c: UnsafeMutablePointer<AVFormatContext>? = ctx
-        avformat_close_input(&c)
-        if let pb { freeIO(pb) }
-    }
-
-    private static func freeIO(_ pb: UnsafeMutablePointer<AVIOContext>) {
-        var io: UnsafeMutablePointer<AVIOContext>? = pb
-        av_freep(&io!.pointee.buffer)
-        avio_context_free(&io)
-    }
+    static func close(_ ctx: UnsafeMutablePointer<AVFormatContext>) { CustomIODemuxer.close(ctx) }
 
     enum ReadOutcome { case packet, segmentEnd, end }
 

@@ -4,7 +4,8 @@ import Foundation
 import HLSClient
 
 /// A pushed or streamed live input — RTMP (a listener, as `ffmpeg -listen 1`), SRT (listener or
-/// caller), MPEG-TS over UDP, RTSP pulled — through FFmpeg's own protocols and demuxers. Its
+/// caller), MPEG-TS over UDP, RTSP pulled — through FFmpeg's own protocols and demuxers (an SRT
+/// listener's port through `SRTListener`, which keeps it open for the input's life). Its
 /// timeline is one: a publisher that reconnects (OBS does at every network hiccup) or restarts its
 /// clock is mapped onto the first connection's streams and continues where the last picture ended
 /// (`TimelineStitcher`). With `reconnects` (a channel that outlives its input) a connection that
@@ -26,6 +27,8 @@ final class StreamInput {
     /// UDP or RTP: no connection to open again, the bound socket waits for the sender.
     private var isDatagram: Bool { ["udp", "rtp"].contains(scheme) }
     private var waitingForSender = false
+    /// An SRT listener's port, kept for the input's life (`SRTListener`); nil for other inputs.
+    private let srt: SRTListener?
 
     /// The schemes read this way.
     static func handles(_ url: String) -> Bool {
@@ -40,7 +43,14 @@ final class StreamInput {
         self.options = options
         self.interrupt = interrupt
         try Self.checkAuthentication(url, options: options)
-        first = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: Self.isListener(url, options: options))
+        if url.lowercased().hasPrefix("srt://"), Self.isListener(url, options: options) {
+            let srt = try SRTListener(url: url, ioTimeout: options.ioTimeout, interrupt: interrupt)
+            self.srt = srt
+            first = try Self.publisher(on: srt, options: options, interrupt: interrupt)
+        } else {
+            srt = nil
+            first = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: Self.isListener(url, options: options))
+        }
         current = first
         stitcher = TimelineStitcher(first: first)
     }
@@ -50,9 +60,52 @@ final class StreamInput {
         Self.close(first)
     }
 
-    private static func close(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
-        var c: UnsafeMutablePointer<AVFormatContext>? = ctx
-        avformat_close_input(&c)
+    /// Closes a connection's demuxer (and its AVIO, an SRT listener's).
+    private static func close(_ ctx: UnsafeMutablePointer<AVFormatContext>) { CustomIODemuxer.close(ctx) }
+
+    /// The next publisher on an SRT listener, with its streams probed: one that sends no video, or
+    /// too little to read within three --io-timeouts (a byte a second), is refused with a warning
+    /// and the next is waited for.
+    private static func publisher(on srt: SRTListener, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>,
+                                  again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+        let c = options.ioTimeout.components
+        let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
+        while true {
+            let peer = try srt.nextPublisher()
+            lf_interrupt_arm(interrupt, 3 * ioMicros)
+            let opened = openDemuxer(on: srt, maxPixels: options.maxPixels, again: again, interrupt: interrupt)
+            let expired = lf_interrupt_expired(interrupt) != 0
+            lf_interrupt_arm(interrupt, 0)
+            if interrupt.pointee.stop != 0 { throw .inputUnreadable(srt.url, reason: "reading was stopped") }
+            switch opened {
+            case let .success(ctx): return ctx
+            case let .failure(reason):
+                srt.closeCurrent()
+                InputWarnings.add("a publisher on \(srt.url.forMessages) from \(peer) was refused: \(expired ? "it sent too little to read in time" : reason); waiting for the next")
+            }
+        }
+    }
+
+    private enum Opened { case success(UnsafeMutablePointer<AVFormatContext>), failure(String) }
+
+    /// A demuxer on the listener's current connection: MPEG-TS, SRT's payload.
+    private static func openDemuxer(on srt: SRTListener, maxPixels: Int, again: Bool, interrupt: UnsafeMutablePointer<lf_interrupt_state>) -> Opened {
+        let opened = CustomIODemuxer.open(source: srt, read: { opaque, buf, size in
+            Unmanaged<SRTListener>.fromOpaque(opaque!).takeUnretainedValue().read(buf!, size)
+        }, name: srt.url, format: av_find_input_format("mpegts"), options: again ? [("fpsprobesize", "0")] : [],
+           maxPixels: maxPixels, interrupt: interrupt)
+        switch opened {
+        case let .success(ctx):
+            let video = av_find_best_stream(ctx, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+            guard video >= 0, (ctx.pointee.streams[Int(video)]?.pointee.codecpar.pointee.width ?? 0) > 0 else {
+                close(ctx)
+                return .failure("it sends no video")
+            }
+            return .success(ctx)
+        case .failure(.outOfMemory): return .failure("out of memory")
+        case let .failure(.opening(code)): return .failure(FFmpegError(code: code, operation: "opening").reason)
+        case let .failure(.probing(code)): return .failure(FFmpegError(code: code, operation: "probing").reason)
+        }
     }
 
     /// Whether the input waits for a publisher (RTMP with `--listen`, SRT `mode=listener`, UDP).
@@ -241,7 +294,11 @@ final class StreamInput {
                 InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); \(listener ? "waiting for the publisher to reconnect" : "connecting again")")
                 let next: UnsafeMutablePointer<AVFormatContext>
                 do {
-                    next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true, again: true)
+                    if let srt {
+                        next = try Self.publisher(on: srt, options: options, interrupt: interrupt, again: true)
+                    } else {
+                        next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true, again: true)
+                    }
                 } catch {
                     throw FFmpegError(code: lf_averror_exit(), operation: "reading \(url): \(error)")
                 }
@@ -252,6 +309,8 @@ final class StreamInput {
                 InputWarnings.add("\(url.forMessages): \(listener ? "a publisher connected again" : "connected again") (\(reconnections.ordinal) time): the timeline goes on")
                 continue
             }
+            // The last pictures of a connection that went silent and ended: long past, not a return.
+            if srt?.endedStale == true { continue }
             if stitcher.streamMap[packet.streamIndex] == nil, current != first {
                 // A stream the probe did not wait for (a reconnection probes only what it needs).
                 let inner = packet.streamIndex

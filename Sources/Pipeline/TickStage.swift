@@ -1,3 +1,4 @@
+import HLS
 import Logging
 import MediaIO
 
@@ -181,12 +182,12 @@ final class TickStage {
                     losses.began(outputTime: at)
                     metrics.inputLossBegan()
                     log.notice("input lost: no media for \(stallTimeout.seconds) s; \(showsSlate ? "showing the slate" : "holding the last picture"), audio silent, until it is back",
-                               metadata: ["input": "\(spec.input)", "output_time": "\(at)"])
+                               metadata: ["input": "\(spec.input.redactingSecrets)", "output_time": "\(at)"])
                 } else {
                     let seconds = losses.ended()
                     metrics.inputLossEnded()
                     log.notice("input back after \(String(format: "%.1f", seconds)) s lost: the channel follows it again",
-                               metadata: ["input": "\(spec.input)", "output_time": "\(at)"])
+                               metadata: ["input": "\(spec.input.redactingSecrets)", "output_time": "\(at)"])
                 }
             }
             let observe: (Double?, Duration) -> Void = { [self] behind, idle in

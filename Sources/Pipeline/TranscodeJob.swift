@@ -47,7 +47,7 @@ public final class TranscodeJob: @unchecked Sendable {
     func run(onStop: StopBehavior, progress: @escaping (JobProgress) -> Void) async throws(JobError) -> JobSummary {
         let summary: JobSummary
         let log = Logger(label: "livefilter.pipeline")
-        log.info("run", metadata: ["input": "\(plan.configuration.input)", "output": "\(plan.configuration.output)",
+        log.info("run", metadata: ["input": "\(plan.configuration.input.redactingSecrets)", "output": "\(plan.configuration.output)",
                                    "path": "\(plan.videoPath)", "live": "\(plan.isLive)",
                                    "size": "\(plan.geometry.encodeSize.width)x\(plan.geometry.encodeSize.height)"])
         do {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Filters
 import Foundation
+import HLS
 import MediaIO
 import Pipeline
 import Serving
@@ -153,9 +154,15 @@ struct RunCommand: AsyncParsableCommand {
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
         // Ctrl-C finishes a playable output with everything the encoder was given.
         let session = ExportSession(config, onCancel: .finishOutput)
-        // A listener may wait for hours: say so, rather than look hung.
-        if Demuxer.waitsForPublisher(input, options: config.inputOptions) {
-            Terminal.line("livefilter: waiting for a publisher at \(input)")
+        // A listener may wait for hours: say so, rather than look hung; and say at once whom it
+        // refuses meanwhile (a wrong passphrase or key, no video), not when the first one is taken.
+        let waitsForPublisher = Demuxer.waitsForPublisher(input, options: config.inputOptions)
+        if waitsForPublisher { Terminal.line("livefilter: waiting for a publisher at \(input.redactingSecrets)") }
+        let waitingWarnings = Task {
+            while waitsForPublisher, !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                for w in NetworkWarnings.drain() { Terminal.warning(w) }
+            }
         }
         var server: HTTPService?
         // A channel may wait long for its first publisher (a listener) or origin: /status answers
@@ -166,11 +173,14 @@ struct RunCommand: AsyncParsableCommand {
         }
         let job: TranscodeJob
         do {
+            defer { waitingWarnings.cancel() }
             job = try await session.open()
         } catch {
+            await waitingWarnings.value
             server?.shutdown()
             throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
         }
+        await waitingWarnings.value
         for w in NetworkWarnings.drain() { Terminal.warning(w) }
         // The report is an output too: checked and begun before the run, published after it (a
         // report of the same name is replaced), discarded when the run fails.

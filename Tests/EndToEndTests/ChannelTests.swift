@@ -281,12 +281,14 @@ extension EndToEnd {
             #expect(frames >= 40, "the good publisher's pictures: \(frames)")
         }
 
-        @Test("channel: SRT listener with a passphrase; garbage datagrams and a wrong passphrase are refused, the right one's publisher comes back twice")
+        @Test("channel: SRT listener with a passphrase; garbage, a wrong or no passphrase and audio only are refused by name; a killed publisher's successor takes over at once, a second publisher waits its turn",
+              .timeLimit(.minutes(3)))
         func srtListener() async throws {
             let sandbox = try Sandbox("channel-srt")
             defer { sandbox.remove() }
             let port = try Self.freePort()
             let passphrase = "correct-horse-battery"
+            let url = "srt://127.0.0.1:\(port)?passphrase=\(passphrase)"
             let output = sandbox.file("out/index.m3u8")
             let reportFile = sandbox.file("report.json")
             let channel = try await Self.startChannel(["run", "srt://127.0.0.1:\(port)?mode=listener&passphrase=\(passphrase)", "-o", output.path,
@@ -310,23 +312,65 @@ extension EndToEnd {
             #expect(sent.succeeded, "\(sent.summary)")
             try await Task.sleep(for: .seconds(0.5))
             #expect(channel.isRunning, "the channel exited on garbage datagrams")
-            let wrong = try Self.publisher("srt://127.0.0.1:\(port)?passphrase=not-the-right-one", seconds: 2, format: "mpegts")
-            let refused = await wrong.wait(timeout: .seconds(20))
-            #expect(!refused.succeeded, "a wrong passphrase published: \(refused.summary)")
-            for _ in 0..<3 {
-                let publisher = try Self.publisher("srt://127.0.0.1:\(port)?passphrase=\(passphrase)", seconds: 2, format: "mpegts")
-                let published = await publisher.wait(timeout: .seconds(20))
-                #expect(published.succeeded, "\(published.summary)")
-                try await Task.sleep(for: .seconds(1.5))
-                #expect(channel.isRunning)
+            for refusedURL in ["srt://127.0.0.1:\(port)?passphrase=not-the-right-one", "srt://127.0.0.1:\(port)"] {
+                let wrong = try Self.publisher(refusedURL, seconds: 2, format: "mpegts")
+                let refused = await wrong.wait(timeout: .seconds(20))
+                #expect(!refused.succeeded, "\(refusedURL) published: \(refused.summary)")
             }
+            let audioOnly = try Self.publisher(url, seconds: 2, format: "mpegts", audioOnly: true)
+            _ = await audioOnly.wait(timeout: .seconds(20))
+            // Publishers in turn: the first killed (no goodbye: SRT itself would notice only after
+            // its 5 s peer-idle timeout) and the next 0.3 s later; then one that quits; then two at
+            // once, the second waiting until the first has finished.
+            var starts: [Date] = []
+            let killed = try Self.publisher(url, seconds: 4, format: "mpegts")
+            try await Task.sleep(for: .seconds(2.5))
+            killed.send(SIGKILL)
+            _ = await killed.wait(timeout: .seconds(5))
+            try await Task.sleep(for: .seconds(0.3))
+            starts.append(Date())
+            let next = try Self.publisher(url, seconds: 2, format: "mpegts")
+            let nextResult = await next.wait(timeout: .seconds(20))
+            #expect(nextResult.succeeded, "the publisher after the killed one: \(nextResult.summary)")
+            try await Task.sleep(for: .seconds(1.2))
+            starts.append(Date())
+            let first = try Self.publisher(url, seconds: 3, format: "mpegts")
+            try await Task.sleep(for: .seconds(1))
+            let second = try Self.publisher(url, seconds: 4, format: "mpegts")
+            for (name, publisher) in [("first", first), ("second", second)] {
+                let result = await publisher.wait(timeout: .seconds(20))
+                #expect(result.succeeded, "the \(name) of two at once: \(result.summary)")
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(channel.isRunning)
             channel.send(SIGINT)
             let result = await channel.wait(timeout: .seconds(30))
             #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
+            let log = result.stderrText
+            #expect(log.contains("refused by SRT: incorrect passphrase"), "wrong passphrase not named: \(log)")
+            #expect(log.contains("refused by SRT: password required"), "missing passphrase not named: \(log)")
+            #expect(log.contains("sends no video"), "audio only not refused: \(log)")
+            #expect(log.contains("connected while another publishes"), "\(log)")
+            #expect(!log.contains(passphrase) && log.contains("passphrase=***"), "the passphrase in the log: \(log)")
+            #expect(!log.contains("Fatal") && !log.contains("Segmentation"), "\(log)")
+            // Losses: after the killed one (short: its successor took over at once, not after SRT's
+            // peer-idle timeout), after the one that quit, and at the end. None while the second
+            // of the pair waited: the first kept publishing, then the second went on.
+            let losses = try Self.report(reportFile).inputLosses ?? []
+            let iso = ISO8601DateFormatter()
+            iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let backs = zip(losses, starts).compactMap { loss, start in
+                iso.date(from: loss.began).map { $0.addingTimeInterval(loss.seconds).timeIntervalSince(start) }
+            }
+            print("channel SRT: losses \(losses.map(\.seconds)) s; back \(backs) s after each publisher's start")
+            // The waiting publisher's turn starts at its next keyframe (what it sent while it waited
+            // is behind the live edge and dropped): a loss shorter than that, if any.
+            #expect(losses.count == 3 || (losses.count == 4 && losses[2].seconds < 1.2), "\(losses)")
+            #expect(backs.count == 2 && backs.allSatisfy { $0 > 0 && $0 < 1.5 }, "returns \(backs) s: \(log.suffix(3000))")
             let continuity = try await Continuity.measure(output)
-            print("channel SRT ×3: \(continuity)")
+            print("channel SRT: \(continuity)")
             #expect(continuity.videoGaps.isEmpty, "\(continuity)")
-            #expect(continuity.videoPackets >= 150, "\(continuity)")
+            #expect(continuity.videoPackets >= 300, "\(continuity)")
             try await Self.expectPlayable(output)
         }
 
