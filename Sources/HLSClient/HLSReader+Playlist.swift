@@ -9,7 +9,8 @@ extension HLSReader {
         let target = timing(Double(max(1, initial.targetDuration)))
         var schedule = ReloadSchedule(targetDuration: target)
         var playlist = initial
-        schedule.loaded(at: initialLoad, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [])
+        schedule.loaded(at: initialLoad, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [],
+                        newestEnd: Self.newestMediaEnd(of: playlist))
         var failures = 0
         while !Task.isCancelled && !playlist.endList {
             let directives = Self.nextDirectives(after: playlist)
@@ -43,7 +44,8 @@ extension HLSReader {
             failures = 0
             statistics.reloaded(blocking: directives != nil)
             let newSegments = Self.segmentsAdded(from: playlist, to: loaded)
-            schedule.loaded(at: started, newSegments: newSegments.map { timing($0.duration) })
+            schedule.loaded(at: started, newSegments: newSegments.map { timing($0.duration) },
+                            newestEnd: newSegments.isEmpty ? nil : Self.newestMediaEnd(of: loaded))
             if directives == nil, !newSegments.isEmpty, let bound = schedule.discoveryBound(loadStart: started) {
                 statistics.discovered(after: bound)
             }
@@ -64,6 +66,23 @@ extension HLSReader {
             return DeliveryDirectives(mediaSequenceNumber: last.mediaSequenceNumber, partIndex: last.partIndex + 1)
         }
         return DeliveryDirectives(mediaSequenceNumber: playlist.nextMediaSequenceNumber)
+    }
+
+    /// Where the newest segment's media ends on the source's clock (the last program date-time plus
+    /// the durations from it), as an instant of ours; nil without a date-time since the last
+    /// discontinuity (a date is not carried across one).
+    static func newestMediaEnd(of playlist: MediaPlaylist) -> ContinuousClock.Instant? {
+        var seconds = 0.0
+        for segment in playlist.segments.reversed() {
+            seconds += segment.duration
+            if let date = segment.programDateTime {
+                let end = date.addingTimeInterval(seconds).timeIntervalSinceNow
+                guard end.isFinite, abs(end) < 86_400 else { return nil }
+                return ContinuousClock.now + .milliseconds(Int64((end * 1000).rounded()))
+            }
+            if segment.discontinuity { return nil }
+        }
+        return nil
     }
 
     /// The segments of `new` after the last one of `old` (all of them after a restart that went back).

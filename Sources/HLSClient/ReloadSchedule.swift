@@ -12,6 +12,15 @@
 /// go by and aims at the middle of the next one's interval (a later load sees both); once narrow, it
 /// aims at the end of the interval plus a small margin, so every segment is seen within about the
 /// width of the interval plus the margin of its publication.
+///
+/// Each probe for the phase costs a segment up to a target duration of delay (after a load that saw
+/// a change the next may not come sooner), so the source's clock is used where the playlist gives
+/// one: a segment cannot be published before its last picture was taken, so its program date-time
+/// plus its duration bounds its publication from below, if the source's clock and ours agree (NTP).
+/// The first probe then bets that the origin publishes promptly (within `lockWidth` of that end, as a
+/// live packager does): won, the phase is found in one probe; lost, the bound still holds and the
+/// search goes on from it. A program date-time that would put a publication after the load that saw
+/// it shows the clocks disagree: it is not used again.
 public struct ReloadSchedule: Sendable {
     public typealias Instant = ContinuousClock.Instant
     public let targetDuration: Duration
@@ -26,6 +35,10 @@ public struct ReloadSchedule: Sendable {
     /// When the newest segment seen was published: after `earliest`, at or before `latest`.
     private(set) var earliest: Instant?
     private(set) var latest: Instant?
+    /// Whether the source's clock (program date-times) may bound publications; whether the
+    /// next probe bets on a prompt origin (the bound is what limits the interval from below).
+    private var sourceClockUsable = true
+    private var betOnPromptOrigin = false
     /// Recent segment durations: the next one is predicted no shorter than the longest of them.
     private var durations: [Duration] = []
     private var lastLoad: (start: Instant, changed: Bool)?
@@ -38,12 +51,14 @@ public struct ReloadSchedule: Sendable {
     private var predictedDuration: Duration { durations.max() ?? targetDuration }
 
     /// Records a load that began at `start`. `newSegments` are the durations of the segments it found
-    /// that the previous load did not list, oldest first (empty: unchanged).
-    public mutating func loaded(at start: Instant, newSegments: [Duration]) {
+    /// that the previous load did not list, oldest first (empty: unchanged). `newestEnd`: where the
+    /// newest segment's media ends on the source's clock (program date-time + duration), on ours.
+    public mutating func loaded(at start: Instant, newSegments: [Duration], newestEnd: Instant? = nil) {
         defer { lastLoad = (start, !newSegments.isEmpty) }
         guard !newSegments.isEmpty else {
             // The next segment was not out when this load began.
             pendingNotBefore = start
+            if betOnPromptOrigin { promptOriginRefuted = true; betOnPromptOrigin = false }
             return
         }
         let jitter = Duration.milliseconds(20)
@@ -78,11 +93,28 @@ public struct ReloadSchedule: Sendable {
         record(newSegments)
         // The segment after it was not out when this load began: it came out less than a duration before.
         low = max(low, start - (durations.max() ?? targetDuration) - jitter)
+        betOnPromptOrigin = false
+        if sourceClockUsable, let end = newestEnd {
+            if end > high + jitter {
+                // Published before its last picture was taken: the clocks disagree.
+                sourceClockUsable = false
+            } else {
+                // The loads put the publication well after the media's end: not a prompt origin.
+                if low > end + lockWidth / 2 { promptOriginRefuted = true }
+                // 50 ms of slack for a source clock a little ahead of ours.
+                low = max(low, end - .milliseconds(50))
+                // Bet while the interval is wider than a lock and nothing contradicts a prompt origin.
+                betOnPromptOrigin = high - low > lockWidth && !promptOriginRefuted
+            }
+        }
         if low >= high { low = high - jitter }
         earliest = low
         latest = high
         pendingNotBefore = nil
     }
+
+    /// A probe that bet on a prompt origin saw nothing new: the origin publishes later than that.
+    private var promptOriginRefuted = false
 
     /// Loads in a row that contradicted the predicted publication.
     private var conflicts = 0
@@ -115,7 +147,7 @@ public struct ReloadSchedule: Sendable {
             let high = latest + longest * k
             // Overdue: the next segment is later than predicted; look again as soon as allowed.
             if k == 1, high <= low { return floor }
-            let aim = narrow ? high + margin : low + (high - low) / 2
+            let aim = narrow ? high + margin : betOnPromptOrigin ? low + lockWidth - margin : low + (high - low) / 2
             if aim >= floor { return aim }
             // Due a little before the floor (the last load came a few milliseconds after its aim):
             // load at the floor; letting it go by would cost it a whole segment.

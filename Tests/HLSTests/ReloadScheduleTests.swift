@@ -12,8 +12,10 @@ struct ReloadScheduleTests {
         var delays: [Double] = []
     }
 
+    /// - Parameter mediaEndBefore: the playlist has program date-times, and a segment's media ends
+    ///   this long before its publication on the client's clock (nil: no date-times).
     static func simulate(phase: Double, period: Double = 2, target: Int = 2, jitter: [Double] = [0], seconds: Double = 120,
-                         latency: Int64 = 1) -> Run {
+                         latency: Int64 = 1, mediaEndBefore: Double? = nil) -> Run {
         let origin = ContinuousClock.now
         func instant(_ t: Double) -> ContinuousClock.Instant { origin + .milliseconds(Int64((t * 1000).rounded())) }
         func elapsed(_ i: ContinuousClock.Instant) -> Double {
@@ -31,7 +33,11 @@ struct ReloadScheduleTests {
         var run = Run()
         var t = 10.0
         var seen = published.filter { $0 <= t }.count
-        schedule.loaded(at: instant(t), newSegments: [.seconds(period)])
+        // The source's clock: segment n's media ends `mediaEndBefore` before it is due (without the jitter).
+        func newestEnd(_ seen: Int) -> ContinuousClock.Instant? {
+            mediaEndBefore.map { instant(phase + Double(seen - 1) * period - $0) }
+        }
+        schedule.loaded(at: instant(t), newSegments: [.seconds(period)], newestEnd: newestEnd(seen))
         run.loads.append((t, true))
         while t < seconds {
             // A load begins a few milliseconds after it was asked for (a timer, a thread to wake).
@@ -42,7 +48,7 @@ struct ReloadScheduleTests {
             let new = now - seen
             for n in seen..<now { run.delays.append(t - published[n]) }
             seen = now
-            schedule.loaded(at: next, newSegments: Array(repeating: .seconds(period), count: new))
+            schedule.loaded(at: next, newSegments: Array(repeating: .seconds(period), count: new), newestEnd: new > 0 ? newestEnd(now) : nil)
             run.loads.append((t, new > 0))
         }
         return run
@@ -55,10 +61,37 @@ struct ReloadScheduleTests {
 
     @Test("the RFC's floors: a target duration after a change, half of it after none", arguments: [0.0, 0.3, 0.77, 1.2, 1.99])
     func floors(phase: Double) {
-        let run = Self.simulate(phase: phase, jitter: [0, 0.03, -0.02, 0.05])
-        for (previous, load) in zip(run.loads, run.loads.dropFirst()) {
-            let floor = previous.changed ? 2.0 : 1.0
-            #expect(load.time - previous.time >= floor - 1e-9, "\(previous) → \(load)")
+        for mediaEndBefore in [nil, 0.0, 0.6, -4.0] as [Double?] {
+            let run = Self.simulate(phase: phase, jitter: [0, 0.03, -0.02, 0.05], mediaEndBefore: mediaEndBefore)
+            for (previous, load) in zip(run.loads, run.loads.dropFirst()) {
+                let floor = previous.changed ? 2.0 : 1.0
+                #expect(load.time - previous.time >= floor - 1e-9, "\(String(describing: mediaEndBefore)): \(previous) → \(load)")
+            }
+        }
+    }
+
+    /// Segments seen more than `bound` after their publication, from the first load on.
+    static func late(_ run: Run, bound: Double = 0.25) -> Int { run.delays.filter { $0 > bound }.count }
+
+    @Test("program date-times of a prompt origin (media end + 0.03 s): the phase in one probe, one segment late at most",
+          arguments: [0.1, 0.3, 0.77, 1.2, 1.99])
+    func sourceClockOfAPromptOrigin(phase: Double) {
+        let run = Self.simulate(phase: phase, jitter: [0.03, 0.04, 0.02, 0.03], mediaEndBefore: 0)
+        let without = Self.simulate(phase: phase, jitter: [0.03, 0.04, 0.02, 0.03])
+        #expect(Self.late(run) <= 1, "delays \(run.delays.map { ($0 * 1000).rounded() })")
+        #expect(Self.late(run) <= Self.late(without), "with \(run.delays), without \(without.delays)")
+        #expect(Self.percentile(Array(run.delays.dropFirst(2)), 0.95) <= 0.25, "\(run.delays)")
+    }
+
+    @Test("program date-times of a slow origin (0.9 s after the media's end), of a clock 4 s ahead, of stale dates: the search as without, no worse",
+          arguments: [0.9, -4.0, 300.0])
+    func sourceClockThatDoesNotHelp(mediaEndBefore: Double) {
+        for phase in [0.1, 0.77, 1.5] {
+            let run = Self.simulate(phase: phase, jitter: [0, 0.03, -0.02, 0.01], mediaEndBefore: mediaEndBefore)
+            let without = Self.simulate(phase: phase, jitter: [0, 0.03, -0.02, 0.01])
+            #expect(Self.percentile(Array(run.delays.dropFirst(8)), 0.95) <= 0.25, "\(phase): \(run.delays)")
+            #expect(Self.late(run) <= Self.late(without) + 1, "\(phase): with \(run.delays), without \(without.delays)")
+            #expect(run.delays.allSatisfy { $0 < 3.1 }, "\(run.delays)")
         }
     }
 
