@@ -56,6 +56,8 @@ final class SRTListener {
         let socket: SRTSOCKET
         let peer: String
         var lastData: ContinuousClock.Instant
+        /// It connected while the current publisher was still sending: it waits its turn.
+        var behindALiveOne = false
     }
 
     /// Parses an `srt://HOST:PORT?mode=listener&…` URL (FFmpeg's option names and units).
@@ -228,13 +230,14 @@ final class SRTListener {
             // Only audio as the errors; data is read when this connection's turn comes.
             var events = Int32(SRT_EPOLL_ERR.rawValue)
             srt_epoll_add_usock(poller, socket, &events)
+            let behind = current.map { ContinuousClock.now - $0.lastData < Self.takeOverAfter } ?? false
             if let older = pending {
                 InputWarnings.add("a publisher on \(url.forMessages) from \(older.peer) was waiting and is replaced by a newer one from \(peer)")
                 drop(older)
-            } else if let current, ContinuousClock.now - current.lastData < Self.takeOverAfter {
+            } else if behind {
                 InputWarnings.add("a publisher on \(url.forMessages) from \(peer) connected while another publishes: it takes over when that one stops")
             }
-            pending = Connection(socket: socket, peer: peer, lastData: .now)
+            pending = Connection(socket: socket, peer: peer, lastData: .now, behindALiveOne: behind)
         }
     }
 
@@ -261,10 +264,11 @@ final class SRTListener {
         }
         var next = pending!
         pending = nil
-        // A publisher that waited its turn behind another has been sending all along: what SRT holds
-        // of that is behind the live edge by the wait, and would stay that far behind; it starts from
-        // now (its next keyframe). One that just connected keeps what it sent: its first keyframe.
-        if ContinuousClock.now - next.lastData > .seconds(1) {
+        // A publisher that waited its turn behind a live one has been sending all along: what SRT
+        // holds of that is behind the live edge by the wait, and would stay that far behind; it
+        // starts from now (its next keyframe). One that came back after the last one went silent
+        // keeps what it sent, its first keyframe, however long this reader took to get to it.
+        if next.behindALiveOne, ContinuousClock.now - next.lastData > .seconds(1) {
             while scratch.withUnsafeMutableBytes({ srt_recvmsg(next.socket, $0.baseAddress!.assumingMemoryBound(to: CChar.self), Int32($0.count)) }) > 0 {}
         }
         next.lastData = .now
