@@ -7,10 +7,8 @@ extension HLSReader {
     /// asked again the moment an answer arrives), else on `ReloadSchedule`'s times.
     func watchPlaylist() async {
         let target = timing(Double(max(1, initial.targetDuration)))
-        var schedule = ReloadSchedule(targetDuration: target)
+        var schedule = initialSchedule()
         var playlist = initial
-        schedule.loaded(at: initialLoad, newSegments: playlist.segments.last.map { [timing($0.duration)] } ?? [],
-                        newestEnd: Self.newestMediaEnd(of: playlist))
         var failures = 0
         while !Task.isCancelled && !playlist.endList {
             let directives = Self.nextDirectives(after: playlist)
@@ -52,6 +50,30 @@ extension HLSReader {
             playlist = loaded
             latest.publish(loaded)
         }
+    }
+
+    /// The reload schedule after the first load.
+    func initialSchedule() -> ReloadSchedule {
+        var schedule = ReloadSchedule(targetDuration: timing(Double(max(1, initial.targetDuration))))
+        schedule.loaded(at: initialLoad, newSegments: initial.segments.last.map { [timing($0.duration)] } ?? [],
+                        newestEnd: Self.newestMediaEnd(of: initial))
+        return schedule
+    }
+
+    /// Whether a live stream joined at its edge is better joined at the next load's edge: when the
+    /// first reload lets the next segment go by (the first load came just after a publication, and
+    /// the RFC's floor lets the next load come only after the one after), starting at the newest
+    /// segment now would have the run find the next two at once, a segment late — a backlog that a
+    /// loaded machine works off for tens of seconds, and three streams started together for longer.
+    /// Starting at the next load's newest instead costs the output's start one or two segments and
+    /// nothing after. Not when the wait would be long (over two target durations, or half the I/O
+    /// timeout the opening waits within).
+    func joinsAtNextLoad() -> Bool {
+        guard info.isLive, options.liveStart == .edge, Self.nextDirectives(after: initial) == nil, !initial.endList else { return false }
+        let schedule = initialSchedule()
+        guard schedule.nextLoadLetsASegmentGoBy, let next = schedule.nextLoad() else { return false }
+        let wait = ContinuousClock.now.duration(to: next)
+        return wait <= schedule.targetDuration * 2 + .milliseconds(500) && wait <= options.ioTimeout / 2
     }
 
     /// What a blocking reload asks for next: the part after the last (LL-HLS), else the segment

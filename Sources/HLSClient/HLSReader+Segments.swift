@@ -34,6 +34,10 @@ extension HLSReader {
     func download(startingAt seconds: Double) async {
         var (version, playlist) = latest.current
         var state = DeliveryState()
+        if joinsAtNextLoad() {
+            await latest.waitForNewer(than: version)
+            (version, playlist) = latest.current
+        }
         var msn = startSequenceNumber(playlist, at: seconds)
         do {
             while true {

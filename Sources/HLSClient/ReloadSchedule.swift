@@ -27,8 +27,14 @@ public struct ReloadSchedule: Sendable {
     /// Added to the predicted publication: the origin's jitter and the request's own time.
     public var margin: Duration = .milliseconds(40)
     /// A segment due this much before the floor is loaded at the floor; later than that, the
-    /// schedule lets it go by to get back in phase.
-    public var rephaseAfter: Duration = .milliseconds(150)
+    /// schedule lets it go by to get back in phase. Every load at the floor starts a little late
+    /// (a timer, a thread to wake: under load tens of milliseconds now and then), and the next
+    /// floor counts from that start, so the phase creeps later and only a segment let go by brings
+    /// it back: that costs the segment a whole target duration, a burst a loaded pipeline takes
+    /// several segments to work off. So the creep is borne up to a quarter of the target duration
+    /// (at least 150 ms): on a loaded machine a segment is let go by every few minutes, not every
+    /// forty seconds.
+    public var rephaseAfter: Duration
     /// An interval wider than this is narrowed first (at the cost of one segment's delay).
     public var lockWidth: Duration = .milliseconds(200)
 
@@ -45,6 +51,7 @@ public struct ReloadSchedule: Sendable {
 
     public init(targetDuration: Duration) {
         self.targetDuration = targetDuration
+        self.rephaseAfter = max(.milliseconds(150), targetDuration / 4)
     }
 
     /// The next segment's duration, as predicted.
@@ -133,8 +140,15 @@ public struct ReloadSchedule: Sendable {
     }
 
     /// When to begin the next load.
-    public func nextLoad() -> Instant? {
-        guard let floor, let earliest, let latest else { return floor }
+    public func nextLoad() -> Instant? { plannedLoad()?.at }
+
+    /// Whether the next load is aimed past the next segment (it lets that one go by, and finds it
+    /// together with the one after it).
+    public var nextLoadLetsASegmentGoBy: Bool { (plannedLoad()?.segment ?? 1) > 1 }
+
+    /// The next load: when, and which segment to come (1: the next) it is aimed at.
+    private func plannedLoad() -> (at: Instant, segment: Int)? {
+        guard let floor, let earliest, let latest else { return floor.map { ($0, 1) } }
         let longest = durations.max() ?? targetDuration, shortest = durations.min() ?? targetDuration
         let narrow = (latest + longest) - max(earliest + shortest, pendingNotBefore ?? earliest + shortest) <= lockWidth
         // The k-th segment to come is due within (earliest + k × shortest, latest + k × longest]. Aim at
@@ -146,13 +160,13 @@ public struct ReloadSchedule: Sendable {
             if k == 1, let notBefore = pendingNotBefore { low = max(low, notBefore) }
             let high = latest + longest * k
             // Overdue: the next segment is later than predicted; look again as soon as allowed.
-            if k == 1, high <= low { return floor }
+            if k == 1, high <= low { return (floor, 1) }
             let aim = narrow ? high + margin : betOnPromptOrigin ? low + lockWidth - margin : low + (high - low) / 2
-            if aim >= floor { return aim }
+            if aim >= floor { return (aim, k) }
             // Due a little before the floor (the last load came a few milliseconds after its aim):
             // load at the floor; letting it go by would cost it a whole segment.
-            if narrow, floor - high <= rephaseAfter { return floor }
+            if narrow, floor - high <= rephaseAfter { return (floor, k) }
         }
-        return floor
+        return (floor, 8)
     }
 }

@@ -74,6 +74,9 @@ final class DecodeStage: @unchecked Sendable {
     /// Pictures are being left out before or in the decoder (overload).
     private var leavesOutPictures = false
     private let mediaTimeBits = Atomic<UInt64>(0)
+    /// The times (relative) of the latest pictures left out, so the tick stage can tell the
+    /// repeat they cause from a stalled input.
+    private let leftOut = Mutex<[Int64]>([])
 
     /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
     init(demuxer: Demuxer, origin: Int64, packets: Channel<Packet>, withAudio: Bool, nominalRate: Rational, timing: TimingRecorder,
@@ -167,7 +170,8 @@ final class DecodeStage: @unchecked Sendable {
         let nonReference = packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true
         picturesSinceNonReference = nonReference ? 0 : picturesSinceNonReference &+ 1
         if skipsPictures {
-            if nonReference { notDecodedCount.add(1, ordering: .relaxed) }
+            // The decoder discards it (AVDISCARD_NONREF).
+            if nonReference { recordLeftOut(packet) }
             return true
         }
         guard let every = effect.thinEvery else { return true }
@@ -176,13 +180,29 @@ final class DecodeStage: @unchecked Sendable {
         thinningCredit = min(2, thinningCredit + 1 / Double(every))
         guard nonReference, thinningCredit >= 1 else { return true }
         thinningCredit -= 1
-        notDecodedCount.add(1, ordering: .relaxed)
+        recordLeftOut(packet)
         return false
+    }
+
+    private func recordLeftOut(_ packet: Packet) {
+        notDecodedCount.add(1, ordering: .relaxed)
+        guard let pts = packet.presentationTimestamp else { return }
+        leftOut.withLock { times in
+            times.append(pts - origin)
+            if times.count > 32 { times.removeFirst(times.count - 32) }
+        }
     }
 
     /// Whether the overload's thinning is done by not decoding non-reference pictures (the tick
     /// stage then shows every picture it gets).
     var thinsAtDecode: Bool { thinsHere.load(ordering: .relaxed) }
+
+    /// Whether the picture after `frame` (within two of its durations) was left out to shed load:
+    /// a tick that holds `frame` then repeats it by the overload's choice, not for a stalled input.
+    func pictureLeftOut(after frame: TimedFrame) -> Bool {
+        let start = frame.relativePts, end = frame.relativePts + 2 * max(1, frame.duration)
+        return leftOut.withLock { $0.contains { $0 > start && $0 <= end } }
+    }
 
     /// The end of the newest frame decoded, relative to the start.
     private var lastFrameEnd: MediaTime? { lastPts.map { time($0 - origin + lastDuration) } }

@@ -158,6 +158,14 @@ final class TickStage {
                 tick()
                 return
             }
+            if !t.isNewFrame, !heldSinceLoss, overload != nil, decode.pictureLeftOut(after: t.payload) {
+                // The next picture was left out to shed load (counted as not decoded): a repeat
+                // by the overload's choice, not a stalled input.
+                ticksRepeated += 1
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: true))
+                tick()
+                return
+            }
             if t.isNewFrame {
                 arrivals?.shown(tick: t.index, framePts: t.payload.time.value + decode.origin)
                 previousTickWasNew = true

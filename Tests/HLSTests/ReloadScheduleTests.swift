@@ -15,7 +15,7 @@ struct ReloadScheduleTests {
     /// - Parameter mediaEndBefore: the playlist has program date-times, and a segment's media ends
     ///   this long before its publication on the client's clock (nil: no date-times).
     static func simulate(phase: Double, period: Double = 2, target: Int = 2, jitter: [Double] = [0], seconds: Double = 120,
-                         latency: Int64 = 1, mediaEndBefore: Double? = nil) -> Run {
+                         latency: Int64 = 1, lateness: [Int64] = [], mediaEndBefore: Double? = nil) -> Run {
         let origin = ContinuousClock.now
         func instant(_ t: Double) -> ContinuousClock.Instant { origin + .milliseconds(Int64((t * 1000).rounded())) }
         func elapsed(_ i: ContinuousClock.Instant) -> Double {
@@ -42,7 +42,7 @@ struct ReloadScheduleTests {
         while t < seconds {
             // A load begins a few milliseconds after it was asked for (a timer, a thread to wake).
             guard let asked = schedule.nextLoad() else { break }
-            let next = asked + .milliseconds(latency)
+            let next = asked + .milliseconds(latency + (lateness.isEmpty ? 0 : lateness[run.loads.count % lateness.count]))
             t = elapsed(next)
             let now = published.filter { $0 <= t }.count
             let new = now - seen
@@ -106,6 +106,34 @@ struct ReloadScheduleTests {
         // Each load starts a little after it was asked for and the floor counts from the start, so
         // the phase creeps later; past `rephaseAfter` one segment is let go by to get it back.
         #expect(run.delays.dropFirst(8).filter { $0 > 0.3 }.count <= 2, "\(run.delays)")
+    }
+
+    @Test("a loaded machine: loads start late now and then, the phase creeps; a segment is let go by only every few minutes")
+    func loadedMachine() {
+        // Load starts late by these milliseconds in turn (measured under three overloaded streams:
+        // mostly under 1 ms, now and then tens): ~7 ms a load, each moving every later floor.
+        let lateness: [Int64] = [0, 0, 7, 0, 0, 0, 34, 0, 0, 1, 0, 0, 18, 0, 81, 0, 0, 2, 0, 0]
+        for phase in [0.1, 0.77, 1.6] {
+            let run = Self.simulate(phase: phase, jitter: [0, 0.003, 0.001, 0.002], seconds: 400, lateness: lateness, mediaEndBefore: 0)
+            let steady = Array(run.delays.dropFirst(2))
+            let letGo = steady.filter { $0 > 1 }
+            // ~0.35 s of creep at ~7 ms a load: one in every ~60 segments (bearing 150 ms, one in 20).
+            #expect(letGo.count >= 1 && letGo.count <= steady.count / 50, "\(phase): \(steady)")
+            // The rest: the lock (~0.15 s), plus the creep borne (a quarter of the target duration).
+            #expect(steady.filter { $0 <= 1 }.allSatisfy { $0 <= 0.15 + 0.5 + 0.1 }, "\(phase): \(steady)")
+        }
+    }
+
+    @Test("joining: a first load just after a publication aims at the next segment; later in the period it lets that one go by (the reader then joins at the next load's edge)")
+    func joinPhase() {
+        let start = ContinuousClock.now
+        for (publishedAgo, letsGo) in [(0.02, false), (0.1, false), (0.6, true), (1.9, true)] {
+            var schedule = ReloadSchedule(targetDuration: .seconds(2))
+            // A prompt origin: the newest segment's media ended when it was published.
+            schedule.loaded(at: start, newSegments: [.seconds(2)], newestEnd: start - .milliseconds(Int64(publishedAgo * 1000)))
+            #expect(schedule.nextLoadLetsASegmentGoBy == letsGo, "published \(publishedAgo) s before the first load")
+            #expect(schedule.nextLoad()! >= start + .seconds(2))
+        }
     }
 
     @Test("a segment that comes late costs a few segments' delay, then the phase is back")
