@@ -150,6 +150,9 @@ final class Subprocess: @unchecked Sendable {
         // A deadline, not a poll: the exit itself wakes this task, and the limit is cancelled then.
         let limit = Task { [self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            // A livefilter that outlived its limit hangs somewhere: its threads' stacks go to the
+            // test log before it is killed (a rare hang is otherwise gone with the process).
+            if isRunning, name == "livefilter" { Self.printStacks(of: pid) }
             lock.withLock {
                 guard exitStatus == nil else { return }
                 killedForTimeout = true
@@ -172,6 +175,22 @@ final class Subprocess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: stdoutURL)
         if let stderrFile { try? FileManager.default.removeItem(at: stderrFile) }
         return result
+    }
+
+    /// Every thread's stack of a running process, by gdb (when installed), printed to the test log.
+    private static func printStacks(of pid: pid_t) {
+        let gdb = URL(fileURLWithPath: "/usr/bin/gdb")
+        guard FileManager.default.isExecutableFile(atPath: gdb.path) else { return }
+        let process = Process()
+        process.executableURL = gdb
+        process.arguments = ["-p", "\(pid)", "-batch", "-ex", "thread apply all bt"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        guard (try? process.run()) != nil else { return }
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        print("=== livefilter \(pid) outlived its time limit; its threads:\n\(text)\n=== end of stacks")
     }
 
     /// The first stderr line for which `matches` holds, as soon as the child writes it (the child
