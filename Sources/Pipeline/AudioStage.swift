@@ -98,11 +98,13 @@ final class AudioStage: @unchecked Sendable {
     func fillSilence(through seconds: Double) {
         guard mode == .aac else { return }
         silenceTarget.withLock { $0 = max($0 ?? seconds, seconds) }
-        // One wake at a time: the channel is empty while the input is lost, so this does not block.
+        // One wake at a time, and never a wait: this runs on the tick loop, and when the loss
+        // begins the channel may still be full of the input's last packets while this stage waits
+        // on an output that waits on the ticks. Full: the stage is busy, and the next tick asks again.
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             let marker = Packet()
             marker.markAsSilenceRequest()
-            try? input.send(marker)
+            if (try? input.trySend(marker)) != true { wakePending.store(false, ordering: .releasing) }
         }
     }
 

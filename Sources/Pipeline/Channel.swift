@@ -42,6 +42,15 @@ public final class Channel<Element>: @unchecked Sendable {
         try enqueueLocked(element)
     }
 
+    /// Queues `element` if there is room now; false when full. Never waits.
+    public func trySend(_ element: Element) throws(ChannelCancelled) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard count < capacity || cancelled else { return false }
+        try enqueueLocked(element)
+        return true
+    }
+
     /// Suspends until there is room, then queues `element`. Throws `CancellationError` when the
     /// task is cancelled while it waits (an embedding app cancelling an export).
     public func send(_ element: Element) async throws {

@@ -29,6 +29,17 @@ struct ChannelTests {
         #expect(try channel.receive() == nil, "the end stays the end")
     }
 
+    @Test func trySendQueuesWhileThereIsRoomAndNeverWaits() throws {
+        let channel = Channel<Int>(capacity: 2)
+        #expect(try channel.trySend(1) && channel.trySend(2))
+        #expect(try !channel.trySend(3), "full: refused at once")
+        #expect(try channel.receive() == 1)
+        #expect(try channel.trySend(3))
+        #expect(try channel.receive() == 2 && channel.receive() == 3)
+        channel.cancel()
+        #expect(throws: ChannelCancelled.self) { try channel.trySend(4) }
+    }
+
     @Test func aFullChannelHoldsItsProducerBack() throws {
         let channel = Channel<Int>(capacity: 2)
         let sent = Atomic<Int>(0), mostQueued = Atomic<Int>(0)
