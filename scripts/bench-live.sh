@@ -229,3 +229,12 @@ kept = yes: exit 0, out >= 97% of in, lag <= $(((PRELOAD + 2) * SEGMENT)) s (the
 at most 1% of the frames repeated or dropped; lossy: on time only by repeating/dropping more; NO: fell behind or failed.
 EOF
 if [[ $TOOLS == "lf ff" ]]; then python3 $HELPER latencies "$RUNS/lf/summary.json" "$RUNS/ff/summary.json"; fi
+if [[ $INPUT == ll && " $TOOLS " == *" lf "* ]]; then
+    # Input part published -> its pictures decoded (each picture from the moment it and every picture
+    # shown before it were published), from livefilter's report; steady state (4 s after its first picture).
+    echo "livefilter, input part published -> its pictures decoded (s; within a part = before the next part came out):"
+    for ((i = 1; i <= STREAMS; i++)); do
+        printf "  #%d %s\n" $i "$(python3 $HELPER decode-latency --media "$SRC" --server-log "$RUNS/lf/server.log" \
+            --report "$RUNS/lf/s$i/report.json" || echo '(not measured)')"
+    done
+fi

@@ -56,8 +56,8 @@ class Part:
 
 
 def probe_video_packets(path):
-    """[(dts s, byte pos, keyframe)] of the video packets of one TS file, in file (decode) order.
-    pos is where the packet's PES starts: the first byte of a 188-byte TS packet."""
+    """[(dts s, byte pos, keyframe, pts s)] of the video packets of one TS file, in file (decode)
+    order. pos is where the packet's PES starts: the first byte of a 188-byte TS packet."""
     out = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_packets",
                           "-show_entries", "packet=pts_time,dts_time,pos,flags", "-of", "json", path],
                          capture_output=True, text=True)
@@ -69,7 +69,8 @@ def probe_video_packets(path):
         t = p.get("pts_time", "N/A") if t == "N/A" else t
         if t == "N/A" or p.get("pos", "N/A") == "N/A":
             continue
-        packets.append((float(t), int(p["pos"]), "K" in p.get("flags", "")))
+        pts = p.get("pts_time", "N/A")
+        packets.append((float(t), int(p["pos"]), "K" in p.get("flags", ""), float(pts) if pts != "N/A" else float(t)))
     return packets
 
 
@@ -85,7 +86,7 @@ def video_packets(media_dir, names):
     stamp = {}
     for name in names:
         st = os.stat(os.path.join(media_dir, name))
-        stamp[name] = f"{st.st_size}:{st.st_mtime_ns}"
+        stamp[name] = f"v2:{st.st_size}:{st.st_mtime_ns}"  # v2: with pts
     todo = [n for n in names if cache.get(n, {}).get("stamp") != stamp[n]]
     if todo:
         print(f"live-publisher: ffprobe of {len(todo)} segments for the part boundaries…", file=sys.stderr)
@@ -249,14 +250,15 @@ class LiveSource:
 
     def announce(self):
         """Log each publish time as it happens (preloaded ones with their nominal, earlier time):
-        `publish MSN TIME URI` for a segment, `part MSN INDEX TIME URI DURATION INDEPENDENT` for a part."""
+        `publish MSN TIME URI` for a segment, `part MSN INDEX TIME URI DURATION INDEPENDENT START END`
+        for a part (START, END: its bytes in the segment's file)."""
         events = []
         for n, t in enumerate(self.publish_at):
             if self.parts:
                 for k, tk in enumerate(self.part_at[n]):
                     p = self.parts[n][k]
                     events.append((tk, 0, ("part", n, k, f"{tk:.3f}", self.part_uri(n, k), f"{p.duration:.3f}",
-                                           int(p.independent))))
+                                           int(p.independent), p.start, p.end)))
             events.append((t, 1, ("publish", n, f"{t:.3f}", self.segments[n][1])))
         events.sort(key=lambda e: e[:2])
         for t, _, fields in events:
@@ -592,6 +594,58 @@ def latencies(args):
                           " ".join(f"{n}:{v:.2f}" for n, v in r["reload"]))
 
 
+def decode_latency(args):
+    """Input part published -> its pictures decoded, from a livefilter --report of an LL-HLS input
+    (`live_decoding.decoded_at`: [input pts s, Unix time] per picture) and this server's log.
+    A picture can be decoded once it and every picture shown before it are published: its
+    availability is the latest publish time of the parts holding those pictures (a P picture at a
+    part's end is shown after B pictures of the next part, so it is available with that part). The
+    latency is decoded - available; "within a part" = decoded before the next part came out."""
+    server = read_tsv(args.server_log)
+    parts = {}  # segment uri -> [(start byte, end byte, publish time)]
+    publishes = []
+    for r in server:
+        if r[0] == "part":
+            if len(r) < 9:
+                sys.exit("live-publisher: the server log has no part byte ranges (an older log)")
+            n, k = int(r[1]), int(r[2])
+            parts.setdefault(n, []).append((int(r[7]), int(r[8]), float(r[3])))
+            publishes.append(float(r[3]))
+    if not parts:
+        sys.exit("live-publisher: the server log lists no parts (not an LL-HLS run)")
+    publishes.sort()
+    with open(os.path.join(args.media, "index.m3u8")) as f:
+        names = [uri for _, uri in parse_media_playlist(f.read())[0]]
+    packets = video_packets(args.media, names)
+    published = {}  # pts (ms) -> publish time of the part holding it
+    for n, name in enumerate(names):
+        for _, pos, _, pts in packets[name]:
+            for start, end, t in parts.get(n, []):
+                if start <= pos < end:
+                    published[round(pts * 1000)] = t
+    available, latest = {}, 0.0
+    for key in sorted(published):
+        latest = max(latest, published[key])
+        available[key] = latest
+    with open(args.report) as f:
+        decoded = (json.load(f).get("live_decoding") or {}).get("decoded_at") or []
+    if not decoded:
+        sys.exit(f"live-publisher: {args.report} has no live_decoding.decoded_at")
+    first = min(at for _, at in decoded)
+    lat, within = [], 0
+    for pts, at in decoded:
+        a = available.get(round(pts * 1000))
+        # Steady state: pictures published --skip s after the first was decoded (not the join's backlog).
+        if a is None or a < first + args.skip:
+            continue
+        lat.append(at - a)
+        following = publishes[bisect.bisect_right(publishes, a)] if bisect.bisect_right(publishes, a) < len(publishes) else math.inf
+        within += at < following
+    out = {"pictures": len(lat), "p50": percentile(lat, 50) if lat else None, "p95": percentile(lat, 95) if lat else None,
+           "max": max(lat) if lat else None, "within_a_part": within / len(lat) if lat else None}
+    print(json.dumps(out))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -621,8 +675,14 @@ def main():
     m.add_argument("--json")
     l = sub.add_parser("latencies")
     l.add_argument("summaries", nargs="+", help="summary.json files written by summarize --json (in run/lf, run/ff)")
+    d = sub.add_parser("decode-latency", help="input part published -> its pictures decoded (LL-HLS input, livefilter --report)")
+    d.add_argument("--media", required=True)
+    d.add_argument("--server-log", required=True)
+    d.add_argument("--report", required=True)
+    d.add_argument("--skip", type=float, default=4.0, help="seconds after the first picture decoded left out (the join)")
     args = p.parse_args()
-    {"serve": serve, "watch": watch, "summarize": summarize, "latencies": latencies}[args.cmd](args)
+    {"serve": serve, "watch": watch, "summarize": summarize, "latencies": latencies,
+     "decode-latency": decode_latency}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -31,9 +31,21 @@ reports=(first)
 set +e
 if [ "$#" -eq 0 ]; then
     # --ignore-lock: SwiftPM otherwise holds the second process until the first ends (nothing is
-    # built here: both only run the test bundle built above).
-    swift test -c release "${SWIFT_CPU_FLAGS[@]}" --no-parallel --skip-build --ignore-lock --filter "$WALL_CLOCK" \
-        --xunit-output "$logs/wall.xml" > "$logs/wall.log" 2>&1 &
+    # built here: both only run the test bundle built above). Two starting at the same instant can
+    # still meet on the build database ("unable to attach DB: database is locked", no test run, seen
+    # in CI): this one starts a few seconds after the other, and starts again if that happens anyway.
+    run_wall() {
+        local attempt
+        for attempt in 1 2 3; do
+            sleep 5
+            swift test -c release "${SWIFT_CPU_FLAGS[@]}" --no-parallel --skip-build --ignore-lock --filter "$WALL_CLOCK" \
+                --xunit-output "$logs/wall.xml" > "$logs/wall.log" 2>&1 && return 0
+            grep -q "unable to attach DB" "$logs/wall.log" || return 1
+            echo "the wall-clock tests' process could not open the build database (attempt $attempt): starting it again" >&2
+        done
+        return 1
+    }
+    run_wall &
     wall_pid=$!
     swift test -c release "${SWIFT_CPU_FLAGS[@]}" --no-parallel --skip-build --ignore-lock --skip "$WALL_CLOCK" \
         --xunit-output "$logs/first.xml" 2>&1 | tee "$logs/first.log"

@@ -46,6 +46,9 @@ public final class ByteFeed: @unchecked Sendable {
         case bytes([UInt8])
         /// The segment's bytes are complete (`complete`), or it was given up part-way.
         case segmentEnd(complete: Bool)
+        /// An LL-HLS part's bytes are complete: a demuxer may give up what it holds here (parts are
+        /// cut where a picture starts) when the next part is not here yet.
+        case partEnd
     }
 
     /// How the feed ended, after its last item.

@@ -78,6 +78,7 @@ extension HLSReader {
         case .complete:
             if let header { delivered(header, state: &state) }
             statistics.segmentRead(part: true)
+            try await push(.partEnd)
         case let .failed(error, attempts, _):
             options.warn("part \(index) of segment \(open.sequenceNumber) (\(url.absoluteString)) failed: \(error)"
                          + (attempts > 1 ? " (\(attempts) attempts)" : "") + "; the rest of the segment is skipped")

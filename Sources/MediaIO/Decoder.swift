@@ -16,7 +16,13 @@ public final class Decoder {
         case endOfStream
     }
 
-    public init(demuxer: Demuxer, streamIndex: Int) throws(MediaError) {
+    /// Whether `releaseHeldPicture` may be used: H.264 decoded by slice threads only (a frame
+    /// thread would answer a packet a few packets later, and each of those would release one more).
+    public let releasesHeldPictures: Bool
+
+    /// - Parameter releasingHeldPictures: a live input's decoder, asked to give up the pictures it
+    ///   holds for reordering once every earlier picture is out (`releaseHeldPicture`). H.264 only.
+    public init(demuxer: Demuxer, streamIndex: Int, releasingHeldPictures: Bool = false) throws(MediaError) {
         let stream = demuxer.stream(streamIndex)
         let par = stream.pointee.codecpar!
         guard let codec = avcodec_find_decoder(par.pointee.codec_id) else {
@@ -29,6 +35,9 @@ public final class Decoder {
             // 5.1 decoders do not fill frame time bases; give them the stream's.
             ctx.pointee.pkt_timebase = stream.pointee.time_base
             ctx.pointee.thread_count = 0
+            if releasingHeldPictures && par.pointee.codec_id == AV_CODEC_ID_H264 {
+                ctx.pointee.thread_type = FF_THREAD_SLICE
+            }
             // A stream that changes to a huge size mid-way is refused, not allocated.
             ctx.pointee.max_pixels = Int64(demuxer.maxPixels)
             try check(avcodec_open2(ctx, codec, nil), "avcodec_open2(\(String(cString: codec.pointee.name)))")
@@ -38,6 +47,7 @@ public final class Decoder {
         }
         context = ctx
         timeBase = Rational(stream.pointee.time_base)
+        releasesHeldPictures = releasingHeldPictures && par.pointee.codec_id == AV_CODEC_ID_H264
     }
 
     deinit {
@@ -69,6 +79,21 @@ public final class Decoder {
             throw FFmpegError(code: code, operation: "avcodec_send_packet (decoder full)")
         }
         try check(code, "avcodec_send_packet")
+    }
+
+    /// Asks the decoder for the earliest picture it holds for reordering, references kept: a packet
+    /// that is only an H.264 end-of-sequence NAL makes FFmpeg's decoder output its lowest-POC delayed
+    /// picture (`send_next_delayed_frame`) without the drain that would drop its references. The
+    /// caller knows no earlier picture is still to come; `receive` then gives it. Needs
+    /// `releasesHeldPictures`. Under `skipsNonReferencePictures` the NAL (nal_ref_idc 0) is skipped.
+    public func releaseHeldPicture() throws(FFmpegError) {
+        guard releasesHeldPictures else { return }
+        let prefix: [UInt8] = h264LengthSize.map { [UInt8](repeating: 0, count: $0 - 1) + [1] } ?? [0, 0, 0, 1]
+        let nal = prefix + [0x0A]
+        let packet = Packet()
+        try check(av_new_packet(packet.pointer, Int32(nal.count)), "av_new_packet")
+        nal.withUnsafeBufferPointer { packet.pointer.pointee.data.update(from: $0.baseAddress!, count: nal.count) }
+        try send(packet)
     }
 
     /// Signals end of input so the decoder flushes its delayed frames.

@@ -35,6 +35,26 @@ public final class Frame: @unchecked Sendable {
     /// Set when the decoder flagged the frame as damaged.
     public var isCorrupt: Bool { pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT != 0 || pointer.pointee.decode_error_flags != 0 }
 
+    /// A checksum (FNV-1a) of the visible pixels of every plane of an 8-bit planar picture, like
+    /// one line of ffmpeg's framemd5: two pictures with equal sums are the same picture.
+    public var pictureChecksum: UInt64 {
+        var hash: UInt64 = 0xcbf29ce484222325
+        guard let descriptor = av_pix_fmt_desc_get(AVPixelFormat(rawValue: pointer.pointee.format)) else { return hash }
+        let planes = Int(av_pix_fmt_count_planes(AVPixelFormat(rawValue: pointer.pointee.format)))
+        for plane in 0..<planes {
+            guard let base = withUnsafePointer(to: pointer.pointee.data, { $0.withMemoryRebound(to: UnsafeMutablePointer<UInt8>?.self, capacity: 8) { $0[plane] } }) else { continue }
+            let stride = Int(withUnsafePointer(to: pointer.pointee.linesize) { $0.withMemoryRebound(to: Int32.self, capacity: 8) { $0[plane] } })
+            let chroma = plane == 1 || plane == 2
+            let w = chroma ? -((-width) >> Int(descriptor.pointee.log2_chroma_w)) : width
+            let h = chroma ? -((-height) >> Int(descriptor.pointee.log2_chroma_h)) : height
+            for y in 0..<h {
+                let row = base + y * stride
+                for x in 0..<w { hash = (hash ^ UInt64(row[x])) &* 0x100000001b3 }
+            }
+        }
+        return hash
+    }
+
     var pts: Int64 {
         get { pointer.pointee.pts }
         set { pointer.pointee.pts = newValue }
@@ -87,14 +107,25 @@ public final class Packet: @unchecked Sendable {
     public var size: Int { Int(pointer.pointee.size) }
 
     /// An H.264 packet's picture is referenced by no other (its first slice's `nal_ref_idc` is 0):
-    /// a decoder may skip it without harm to the rest. Nil when no slice is found. Reads Annex B
-    /// (MPEG-TS) or, with `lengthSize`, length-prefixed NAL units (FLV, MP4).
+    /// a decoder may skip it without harm to the rest. Nil when no slice is found.
     public func h264IsNonReference(lengthSize: Int?) -> Bool? {
+        h264FirstSliceHeader(lengthSize: lengthSize).map { ($0 >> 5) & 3 == 0 }
+    }
+
+    /// An H.264 packet's picture is an IDR picture (its first slice NAL is of type 5): it starts a
+    /// new coded video sequence, referring to nothing before it. Nil when no slice is found.
+    public func h264IsIDR(lengthSize: Int?) -> Bool? {
+        h264FirstSliceHeader(lengthSize: lengthSize).map { $0 & 0x1f == 5 }
+    }
+
+    /// The header byte of the packet's first slice NAL (type 1 or 5). Reads Annex B start codes,
+    /// or `lengthSize`-byte length prefixes (avcC: FLV, MP4) when given.
+    private func h264FirstSliceHeader(lengthSize: Int?) -> UInt8? {
         guard let data = pointer.pointee.data, pointer.pointee.size > 0 else { return nil }
         let bytes = UnsafeBufferPointer(start: data, count: Int(pointer.pointee.size))
-        func slice(_ header: UInt8) -> Bool? {
+        func slice(_ header: UInt8) -> UInt8? {
             let type = header & 0x1f
-            return type == 1 || type == 5 ? (header >> 5) & 3 == 0 : nil
+            return type == 1 || type == 5 ? header : nil
         }
         if let lengthSize, (1...4).contains(lengthSize) {
             var at = 0

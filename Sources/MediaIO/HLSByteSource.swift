@@ -78,9 +78,11 @@ final class HLSByteSource {
     /// parser its last frame) until the next bytes come, which on a live input is a segment later.
     /// At an end of file the demuxer flushes both; the caller then clears the AVIO's EOF and reads on.
     var pausesAtSegmentEnds = false
-    /// The read that just returned `AVERROR_EOF` did so at a segment's end, not the run's.
+    /// The read that just returned `AVERROR_EOF` did so at a segment's end (or an LL-HLS part's:
+    /// `pausedAtPartEnd`), not the run's.
     var pausedAtSegmentEnd = false
-    private var afterSegmentEnd = false
+    var pausedAtPartEnd = false
+    private var afterSegmentEnd = false, afterPartEnd = false
 
     init(reader: HLSReader) {
         self.reader = reader
@@ -142,12 +144,15 @@ final class HLSByteSource {
             // AVIO asks again after an end of file: the pause lasts until the demuxer has given up
             // everything (`av_read_frame` returned the end) and the caller has cleared it.
             if runEnded || pausedAtSegmentEnd { return lf_averror_eof() }
-            if afterSegmentEnd, pausesAtSegmentEnds, reader.feed.wouldWait {
+            if afterSegmentEnd || afterPartEnd, pausesAtSegmentEnds, reader.feed.wouldWait {
+                pausedAtPartEnd = !afterSegmentEnd
                 afterSegmentEnd = false
+                afterPartEnd = false
                 pausedAtSegmentEnd = true
                 return lf_averror_eof()
             }
             afterSegmentEnd = false
+            afterPartEnd = false
             switch reader.feed.next() {
             case let .item(.segment(h)):
                 if startsRun(h) {
@@ -162,6 +167,8 @@ final class HLSByteSource {
                 if let decryptor { append(decryptor.finish(complete: complete)) }
                 decryptor = nil
                 afterSegmentEnd = true
+            case .item(.partEnd):
+                afterPartEnd = true
             case let .end(how):
                 end = how
                 runEnded = true

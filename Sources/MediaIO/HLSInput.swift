@@ -130,6 +130,9 @@ final class HLSInput {
                 // The demuxer has given up what it held; the next segment's bytes follow on this run.
                 source.pausedAtSegmentEnd = false
                 current.pointee.pb.pointee.eof_reached = 0
+                // A part's end is no segment's: the decoder keeps its references (it gives up
+                // what it can on its own, `Decoder.releaseHeldPicture`).
+                if source.pausedAtPartEnd { source.pausedAtPartEnd = false; continue }
                 if segmentsStartWithKeyframes { return .segmentEnd }
                 continue
             }

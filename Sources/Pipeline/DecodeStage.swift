@@ -77,15 +77,25 @@ final class DecodeStage: @unchecked Sendable {
     /// The times (relative) of the latest pictures left out, so the tick stage can tell the
     /// repeat they cause from a stalled input.
     private let leftOut = Mutex<[Int64]>([])
+    /// A live H.264 input: the pictures the decoder holds for reordering, given up as soon as no
+    /// earlier one can come (`Decoder.releaseHeldPicture`) whenever the input has nothing more yet.
+    private var held: HeldPictures?
+    private let releasedCount = Atomic<Int>(0)
+    /// A live input's decode times (input timestamp in seconds, wall clock), for the report.
+    let decodeTimes: DecodeTimeLog?
 
     /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
+    /// - Parameter releasesHeldPictures: a live input: pictures held for reordering come out as
+    ///   soon as nothing earlier can still arrive (`JobPlan.releasesHeldPictures`).
     init(demuxer: Demuxer, origin: Int64, packets: Channel<Packet>, withAudio: Bool, nominalRate: Rational, timing: TimingRecorder,
-         capacity: Int = 4) throws(MediaError) {
+         releasesHeldPictures: Bool = false, recordsDecodeTimes: Bool = false, capacity: Int = 4) throws(MediaError) {
         self.packets = packets
         videoIndex = demuxer.video.index
         audio = withAudio && demuxer.audio != nil ? Channel(capacity: 32) : nil
         self.timing = timing
-        decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
+        decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index, releasingHeldPictures: releasesHeldPictures)
+        held = decoder.releasesHeldPictures ? HeldPictures() : nil
+        decodeTimes = recordsDecodeTimes ? DecodeTimeLog(timeBase: demuxer.video.timeBase) : nil
         timeBase = demuxer.video.timeBase
         self.origin = origin
         lastDuration = max(1, Int64((1 / nominalRate.doubleValue / timeBase.doubleValue).rounded()))
@@ -103,7 +113,10 @@ final class DecodeStage: @unchecked Sendable {
     private func run() throws {
         defer { audio?.finish() }
         do {
-            while let packet = try packets.receive() {
+            while true {
+                // Nothing more has arrived: what the decoder may give up now comes out now.
+                if held != nil, packets.queued == 0 { try releaseHeldPictures() }
+                guard let packet = try packets.receive() else { break }
                 guard packet.streamIndex == videoIndex else {
                     try audio?.send(packet)
                     continue
@@ -114,9 +127,15 @@ final class DecodeStage: @unchecked Sendable {
                     decoder.sendEndOfStream()
                     try drain()
                     decoder.resume()
+                    held?.flushed()
                     continue
                 }
-                if let overload, !decodes(packet, under: overload.effect) { continue }
+                if let overload, !decodes(packet, under: overload.effect) {
+                    if let pts = packet.presentationTimestamp { held?.leftOut(pts) }
+                    continue
+                }
+                if held != nil { try prepareForIDR(packet) }
+                if let pts = packet.presentationTimestamp { held?.sent(pts) }
                 try timing.measure(.decode) { () throws(FFmpegError) in try decoder.send(packet) }
                 try drain()
             }
@@ -133,8 +152,36 @@ final class DecodeStage: @unchecked Sendable {
         }
     }
 
-    private func drain() throws {
+    /// Gives up the held pictures no later input can precede, lowest first, one packet each.
+    private func releaseHeldPictures() throws {
+        guard var count = held?.releasable, count > 0 else { return }
+        while count > 0 {
+            count -= 1
+            try timing.measure(.decode) { () throws(FFmpegError) in try decoder.releaseHeldPicture() }
+            // None: the decoder had nothing to give (skipping non-reference pictures, a damaged one).
+            guard try drain(released: true) > 0 else { break }
+            releasedCount.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// See `HeldPictures.needsFlushBeforeIDR`.
+    private func prepareForIDR(_ packet: Packet) throws {
+        guard held?.needsFlushBeforeIDR == true, packet.h264IsIDR(lengthSize: decoder.h264LengthSize) == true else { return }
+        decoder.sendEndOfStream()
+        try drain()
+        decoder.resume()
+        held?.flushed()
+    }
+
+    @discardableResult
+    private func drain(released: Bool = false) throws -> Int {
+        var count = 0
         while case let .frame(frame) = try timing.measure(.decode, { () throws(FFmpegError) in try decoder.receive() }) {
+            count += 1
+            if let pts = frame.timestamp {
+                held?.output(pts, released: released)
+                decodeTimes?.decoded(pts: pts)
+            }
             let pts = frame.timestamp ?? ((lastPts ?? origin) + lastDuration)
             if frame.durationInStreamTimeBase > 0 {
                 lastDuration = frame.durationInStreamTimeBase
@@ -151,6 +198,7 @@ final class DecodeStage: @unchecked Sendable {
             mediaTimeBits.store((Double(relative + lastDuration) * timeBase.doubleValue).bitPattern, ordering: .relaxed)
             try frames.send(.frame(TimedFrame(frame: frame, time: time(relative), duration: lastDuration)))
         }
+        return count
     }
 
     /// Applies the overload level's effect to a video packet: false when it is not decoded. The
@@ -214,6 +262,8 @@ final class DecodeStage: @unchecked Sendable {
     var framesDecoded: Int { decodedCount.load(ordering: .relaxed) }
     /// Pictures the decoder skipped to shed load (non-reference, `--overload adapt`).
     var picturesNotDecoded: Int { notDecodedCount.load(ordering: .relaxed) }
+    /// Pictures the decoder gave up before its reordering delay had passed (live H.264).
+    var heldPicturesReleased: Int { releasedCount.load(ordering: .relaxed) }
     /// Seconds of input decoded so far (end of the newest frame).
     var mediaTime: Double { Double(bitPattern: mediaTimeBits.load(ordering: .relaxed)) }
     /// Decode errors the decoder skipped over. Read after the stage ended.

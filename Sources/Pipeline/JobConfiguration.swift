@@ -238,6 +238,16 @@ public struct JobSummary: Sendable {
     public var inputLosses: [InputLoss] = []
     /// What `--overload adapt` shed (live runs with it; nil otherwise).
     public var overload: OverloadSummary?
+    /// A live input: when its newest pictures left the decoder, and how many came out before the
+    /// decoder's reordering delay (`JobPlan.releasesHeldPictures`); nil for other inputs.
+    public var decoding: LiveDecoding?
+
+    public struct LiveDecoding: Sendable {
+        /// Each picture's input timestamp (seconds, the input's own clock) and when it was decoded
+        /// (Unix time): the newest 4096 to 8192.
+        public var decodedAt: [(pts: Double, at: Double)]
+        public var heldPicturesReleased: Int
+    }
 
     public struct InputLoss: Sendable {
         public var began: Date

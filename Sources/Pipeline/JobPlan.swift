@@ -215,6 +215,11 @@ public struct JobPlan: Sendable {
     /// (`Demuxer.marksSegmentEnds`), so an output segment or part closes without waiting a
     /// segment's time for the next input segment.
     public var decodesSegmentsWhole: Bool { input.isLive }
+    /// A live input's decoder gives up a picture it holds for reordering as soon as no earlier
+    /// one can still come (H.264: `Decoder.releaseHeldPicture`), so a part's pictures are decoded
+    /// when it arrives, not a part later; it decodes with slice threads only (frame threads would
+    /// add their own delay of a picture per thread).
+    public var releasesHeldPictures: Bool { input.isLive }
 
     public init(configuration requested: JobConfiguration, input: InputFacts) throws(JobError) {
         var configuration = requested

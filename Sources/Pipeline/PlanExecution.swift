@@ -126,7 +126,8 @@ final class PlanExecution {
         filter = try FilterStage(plan: plan, outputs: encoders, timeBase: timeBase, control: control, log: log, timing: timing)
         reader = ReadStage(demuxer: demuxer, audioStream: plan.audioStream, capacity: plan.readCapacity, arrivals: arrivals)
         decode = try DecodeStage(demuxer: demuxer, origin: plan.input.videoStart, packets: reader.packets,
-                                 withAudio: plan.audio != .none, nominalRate: plan.timing.rate, timing: timing)
+                                 withAudio: plan.audio != .none, nominalRate: plan.timing.rate, timing: timing,
+                                 releasesHeldPictures: plan.releasesHeldPictures, recordsDecodeTimes: plan.isLive)
         decode.overload = overload
         audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: decode.audio,
                                outputs: outputs.audioTargets, stopDeadline: stopDeadline)
@@ -192,6 +193,9 @@ final class PlanExecution {
         }
         summary.hlsInput = inputStatistics()
         summary.partLatency = partLatencies.summary
+        if let log = decode.decodeTimes {
+            summary.decoding = JobSummary.LiveDecoding(decodedAt: log.all, heldPicturesReleased: decode.heldPicturesReleased)
+        }
         summary.inputLosses = ticks.losses.losses.map {
             JobSummary.InputLoss(began: $0.began, outputTime: $0.outputTime, seconds: $0.seconds ?? Date().timeIntervalSince($0.began))
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Metrics
+import MediaIO
 import Synchronization
 
 /// A run's numbers for operators, recorded through swift-metrics: the application chooses the
@@ -228,4 +229,24 @@ final class ArrivalLog: @unchecked Sendable {
         guard !lostTicks.contains(tick), let arrival = shown.last(where: { $0.tick <= tick })?.uptime, now >= arrival else { return nil }
         return .nanoseconds(Int64(now - arrival))
     }
+}
+
+/// When each picture of a live input left the decoder (its input timestamp in seconds, the wall
+/// clock as Unix time): with the origin's publication times, a benchmark measures how soon a
+/// published part's pictures are decoded. Bounded: the newest 8192 pictures.
+final class DecodeTimeLog: Sendable {
+    private let entries = Mutex<[(pts: Double, at: Double)]>([])
+    private let seconds: Double
+
+    init(timeBase: Rational) { seconds = timeBase.doubleValue }
+
+    func decoded(pts: Int64) {
+        let now = Date().timeIntervalSince1970
+        entries.withLock { list in
+            list.append((Double(pts) * seconds, now))
+            if list.count > 8192 { list.removeFirst(4096) }
+        }
+    }
+
+    var all: [(pts: Double, at: Double)] { entries.withLock { $0 } }
 }

@@ -41,6 +41,14 @@ struct RunReport: Encodable {
     var inputLosses: [InputLossReport]?
     /// A live run under `--overload adapt`: its steps, how far it went and what it shed.
     var overload: OverloadReport?
+    /// A live input: pictures given up before the decoder's reordering delay, and when the newest
+    /// pictures were decoded ([input timestamp s, Unix time s]), for latency measured from the origin.
+    var liveDecoding: LiveDecodingReport?
+
+    struct LiveDecodingReport: Encodable {
+        var heldPicturesReleased: Int
+        var decodedAt: [[Double]]
+    }
 
     /// ISO 8601 with milliseconds: a loss's start is compared with other clocks' events.
     static var milliseconds: ISO8601DateFormatter {
@@ -157,6 +165,10 @@ struct RunReport: Encodable {
         partLatency = s.partLatency.map {
             PartLatencyReport(parts: $0.parts, fromTickP50: $0.fromTickP50.rounded(to: 3), fromTickP95: $0.fromTickP95.rounded(to: 3),
                               fromInputP50: $0.fromInputP50.rounded(to: 3), fromInputP95: $0.fromInputP95.rounded(to: 3))
+        }
+        liveDecoding = s.decoding.map {
+            LiveDecodingReport(heldPicturesReleased: $0.heldPicturesReleased,
+                               decodedAt: $0.decodedAt.map { [$0.pts.rounded(to: 6), $0.at.rounded(to: 4)] })
         }
         inputLosses = job.configuration.inputLoss.keepsChannelUp ? s.inputLosses.map {
             InputLossReport(began: Self.milliseconds.string(from: $0.began), outputTime: $0.outputTime.rounded(to: 3),
