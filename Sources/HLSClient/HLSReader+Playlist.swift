@@ -6,8 +6,8 @@ extension HLSReader {
     /// with blocking reload when the server offers it (`_HLS_msn`/`_HLS_part` for what comes next,
     /// asked again the moment an answer arrives), else on `ReloadSchedule`'s times.
     func watchPlaylist() async {
-        let target = timing(Double(max(1, initial.targetDuration)))
         var schedule = initialSchedule()
+        let target = schedule.targetDuration
         var playlist = initial
         var failures = 0
         while !Task.isCancelled && !playlist.endList {
