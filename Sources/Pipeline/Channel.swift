@@ -23,6 +23,8 @@ public final class Channel<Element>: @unchecked Sendable {
     private var cancelled = false
     /// Suspended tasks, resumed on every change to re-check (few waiters: the tick task).
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// Woken under the lock, resumed after it is released (`locked`).
+    private var wokenTasks: [CheckedContinuation<Void, Never>] = []
     public let capacity: Int
 
     public init(capacity: Int, producers: Int = 1) {
@@ -36,19 +38,19 @@ public final class Channel<Element>: @unchecked Sendable {
 
     /// Waits for room, then queues `element`.
     public func send(_ element: Element) throws(ChannelCancelled) {
-        condition.lock()
-        defer { condition.unlock() }
-        while count >= capacity && !cancelled { condition.wait() }
-        try enqueueLocked(element)
+        try locked { () throws(ChannelCancelled) in
+            while count >= capacity && !cancelled { condition.wait() }
+            try enqueueLocked(element)
+        }
     }
 
     /// Queues `element` if there is room now; false when full. Never waits.
     public func trySend(_ element: Element) throws(ChannelCancelled) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard count < capacity || cancelled else { return false }
-        try enqueueLocked(element)
-        return true
+        try locked { () throws(ChannelCancelled) -> Bool in
+            guard count < capacity || cancelled else { return false }
+            try enqueueLocked(element)
+            return true
+        }
     }
 
     /// Suspends until there is room, then queues `element`. Throws `CancellationError` when the
@@ -92,10 +94,10 @@ public final class Channel<Element>: @unchecked Sendable {
 
     /// The next element, waiting for one; nil once every producer has finished and the queue is drained.
     public func receive() throws -> Element? {
-        condition.lock()
-        defer { condition.unlock() }
-        while !isReadyLocked { condition.wait() }
-        return try dequeueLocked()
+        try locked { () throws -> Element? in
+            while !isReadyLocked { condition.wait() }
+            return try dequeueLocked()
+        }
     }
 
     /// The next element, suspending for one; nil at the end of the stream. Throws
@@ -126,10 +128,10 @@ public final class Channel<Element>: @unchecked Sendable {
 
     /// What is there now, without waiting: `.some(nil)` at the end of the stream, nil when empty.
     public func tryReceive() throws -> Element?? {
-        condition.lock()
-        defer { condition.unlock() }
-        guard isReadyLocked else { return nil }
-        return .some(try dequeueLocked())
+        try locked { () throws -> Element?? in
+            guard isReadyLocked else { return nil }
+            return .some(try dequeueLocked())
+        }
     }
 
     /// How many elements are queued now (a snapshot: producers and consumers may change it next).
@@ -164,24 +166,40 @@ public final class Channel<Element>: @unchecked Sendable {
     }
 
     private func change(_ body: () -> Void) {
-        condition.lock()
-        body()
-        wakeLocked()
-        condition.unlock()
+        locked {
+            body()
+            wakeLocked()
+        }
     }
 
-    /// Wakes blocked threads and suspended tasks; they re-check their condition.
+    /// Wakes blocked threads, and the suspended tasks once the lock is released (`locked`); they
+    /// re-check their condition.
     private func wakeLocked() {
         condition.broadcast()
-        let resumed = waiters
+        wokenTasks += waiters
         waiters.removeAll()
-        for waiter in resumed { waiter.resume() }
+    }
+
+    /// Runs `body` with the lock held, then resumes the tasks it woke, the lock released. Never a
+    /// task resumed under the lock: resuming takes the task's status lock, which the runtime holds
+    /// while the task is cancelled and its cancellation handler (`waitForChange`'s) waits for this
+    /// lock — a stage thread resuming the tick task under the lock while that task's group was
+    /// cancelled deadlocked a live run under load (output stopped, SIGINT unanswered).
+    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        condition.lock()
+        let result: Result<T, E>
+        do throws(E) { result = .success(try body()) } catch { result = .failure(error) }
+        let resumed = wokenTasks
+        wokenTasks.removeAll()
+        condition.unlock()
+        for task in resumed { task.resume() }
+        return try result.get()
     }
 
     private func lockedAttempt<T, E: Error>(_ body: () throws(E) -> T) -> Result<T, E> {
-        condition.lock()
-        defer { condition.unlock() }
-        do { return .success(try body()) } catch { return .failure(error) }
+        locked { () -> Result<T, E> in
+            do throws(E) { return .success(try body()) } catch { return .failure(error) }
+        }
     }
 
     /// Suspends until the next change, unless `ready` already holds; task cancellation counts as a change.
