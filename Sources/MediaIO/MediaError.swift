@@ -1,3 +1,5 @@
+import HLS
+
 /// What went wrong with a job, in words a user can act on.
 public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     case inputNotFound(String)
@@ -26,11 +28,12 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
-        case let .inputNotFound(path): "input '\(path)' does not exist"
-        case let .inputUnreadable(path, reason): "cannot read input '\(path)': \(reason)"
-        case let .notMediaFile(path, reason): "input '\(path)' is not a media file livefilter can read (\(reason))"
-        case let .noVideoStream(path): "input '\(path)' has no video stream"
-        case let .noVideoFrames(path): "no video frame could be decoded from '\(path)': its video stream is empty, truncated or damaged; nothing was written"
+        // A URL's secrets (a passphrase, a token, an RTMP stream key) stay out of messages: they end in logs.
+        case let .inputNotFound(path): "input '\(path.redactingSecrets)' does not exist"
+        case let .inputUnreadable(path, reason): "cannot read input '\(path.redactingSecrets)': \(reason)"
+        case let .notMediaFile(path, reason): "input '\(path.redactingSecrets)' is not a media file livefilter can read (\(reason))"
+        case let .noVideoStream(path): "input '\(path.redactingSecrets)' has no video stream"
+        case let .noVideoFrames(path): "no video frame could be decoded from '\(path.redactingSecrets)': its video stream is empty, truncated or damaged; nothing was written"
         case let .decoderMissing(codec): "no decoder for codec '\(codec)' in this FFmpeg build"
         case let .encoderMissing(codec): "no encoder '\(codec)' in this FFmpeg build"
         case let .outputFolderMissing(path): "output folder '\(path)' does not exist"
@@ -42,7 +45,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .inputTooLarge(url, reason): "input '\(url)' is refused: \(reason)"
         case let .inputStalled(url, seconds): "input '\(url)' delivered nothing for \(seconds) s; the output was finished with what arrived"
         case let .processing(error): error.description
-        case let .inputChanged(url, reason): "input '\(url)' is not the input the plan was made from: \(reason)"
+        case let .inputChanged(url, reason): "input '\(url.redactingSecrets)' is not the input the plan was made from: \(reason)"
         }
     }
 

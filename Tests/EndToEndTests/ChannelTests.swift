@@ -290,6 +290,8 @@ extension EndToEnd {
             #expect(result.exitedNormally && [0, 130].contains(result.status), "\(result.summary)")
             let log = result.stderrText
             #expect(log.contains("another app or stream key"), "wrong key not refused: \(log)")
+            // The stream key is a secret: the messages name the URL without it.
+            #expect(!log.contains("/live/KEY") && log.contains("/live/***"), "the stream key in the log: \(log)")
             #expect(log.contains("sends no video"), "audio only not refused: \(log)")
             #expect(log.contains("did not finish in time") || log.contains("too little to read in time"), "the trickler: \(log)")
             #expect(!log.contains("Fatal") && !log.contains("Segmentation"), "\(log)")
