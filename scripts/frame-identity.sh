@@ -21,6 +21,9 @@
 # HLS: every media playlist's segment names and EXTINF durations, and its frames read through the
 # playlist; a master playlist's variant lines (without the measured BANDWIDTH figures) and each of
 # its media playlists. A PNG sequence: the file names and the frames decoded in order.
+# The hls-in-* cases read HLS inputs: VOD playlists on disk that `record` makes from the samples with
+# the ffmpeg CLI by stream copy (MPEG-TS, fMP4, a single file with byte ranges, AES-128, a
+# discontinuity), so a reader change is checked against what the same media gives as a file.
 # Lines that change for reasons that have nothing to do with the output (ffmpeg's version banner,
 # the framemd5 format/version/hash lines, the column header) are left out.
 #
@@ -81,6 +84,40 @@ all_cases() {
     run_case landscape-ts                landscape.mp4 out.ts --chain "$standard_chain"
     run_case landscape-no-audio          landscape.mp4 out.mp4 --chain "$standard_chain" --no-audio
     run_case landscape-audio-96k         landscape.mp4 out.mp4 --chain "$standard_chain" --audio-bitrate 96k
+    # HLS inputs (VOD, local playlists; made by make_hls_inputs from the samples with stream copy,
+    # so both recordings read the same bytes): the HLS reader must hand the demuxer what a file gives.
+    run_case hls-in-ts                   hls:ts/index.m3u8 out.mp4 --chain "$standard_chain"
+    run_case hls-in-fmp4                 hls:fmp4/index.m3u8 out.mp4 --chain "$standard_chain"
+    run_case hls-in-byterange            hls:single/index.m3u8 out.mp4 --chain "$standard_chain"
+    run_case hls-in-aes128               hls:aes/index.m3u8 out.mp4 --chain "$standard_chain"
+    run_case hls-in-discontinuity        hls:disc/index.m3u8 out.mp4 --chain "$standard_chain"
+    run_case hls-in-ts-to-hls            hls:ts/index.m3u8 hls/index.m3u8 --chain "$standard_chain" --hls-time 2
+    run_case hls-in-transport            hls:transport/index.m3u8 out.mp4
+}
+
+# HLS inputs for the hls-in-* cases, from the samples by stream copy (no encoder: the same bytes on
+# every machine with this ffmpeg): MPEG-TS, fMP4, a single file with byte ranges, AES-128 with a fixed
+# key and IV, and a discontinuity (the same segments twice, the second run's clock from zero again).
+make_hls_inputs() {
+    local dir="$1" src="$samples/landscape.mp4"
+    mkdir -p "$dir"/{ts,fmp4,single,aes,disc,transport}
+    local hls=(ffmpeg -nostdin -v error -y -i "$src" -map 0 -c copy -f hls -hls_time 1 -hls_playlist_type vod)
+    "${hls[@]}" -hls_segment_filename "$dir/ts/seg%03d.ts" "$dir/ts/index.m3u8" || return 1
+    "${hls[@]}" -hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 -hls_segment_filename "$dir/fmp4/seg%03d.m4s" \
+        "$dir/fmp4/index.m3u8" || return 1
+    "${hls[@]}" -hls_flags single_file -hls_segment_filename "$dir/single/all.ts" "$dir/single/index.m3u8" || return 1
+    printf '\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f' >"$dir/aes/key.bin"
+    printf 'key.bin\n%s\n0f0e0d0c0b0a09080706050403020100\n' "$dir/aes/key.bin" >"$dir/aes/keyinfo"
+    "${hls[@]}" -hls_key_info_file "$dir/aes/keyinfo" -hls_segment_filename "$dir/aes/seg%03d.ts" "$dir/aes/index.m3u8" || return 1
+    rm -f "$dir/aes/keyinfo"
+    cp "$dir"/ts/seg*.ts "$dir/disc/"
+    {
+        sed '/#EXT-X-ENDLIST/d' "$dir/ts/index.m3u8"
+        echo "#EXT-X-DISCONTINUITY"
+        grep -v -E '^#EXTM3U|^#EXT-X-(VERSION|TARGETDURATION|MEDIA-SEQUENCE|PLAYLIST-TYPE)' "$dir/ts/index.m3u8"
+    } >"$dir/disc/index.m3u8"
+    ffmpeg -nostdin -v error -y -i "$samples/transport.ts" -map 0 -c copy -f hls -hls_time 1 -hls_playlist_type vod \
+        -hls_segment_filename "$dir/transport/seg%03d.ts" "$dir/transport/index.m3u8" || return 1
 }
 
 # Quoted arguments with the repository's paths made relative (so two checkouts give the same line).
@@ -177,8 +214,11 @@ run_case() {
     for i in "${!args[@]}"; do
         [[ "${args[$i]}" == filters/* ]] && args[$i]="$root/${args[$i]}"
     done
+    # hls:PATH is an input made by make_hls_inputs, shown as HLSIN/PATH.
+    local input="$samples/$sample" shown="samples/$sample"
+    if [[ "$sample" == hls:* ]]; then input="$hls_inputs/${sample#hls:}" shown="HLSIN/${sample#hls:}"; fi
     if [[ "$mode" == list ]]; then
-        printf '%-30s run samples/%s -o OUT/%s %s\n' "$name" "$sample" "$output" "$(shown_args "${common_args[@]}" "${args[@]}")"
+        printf '%-30s run %s -o OUT/%s %s\n' "$name" "$shown" "$output" "$(shown_args "${common_args[@]}" "${args[@]}")"
         return
     fi
     if [[ -n "${FRAME_IDENTITY_ONLY:-}" && ! "$name" =~ $FRAME_IDENTITY_ONLY ]]; then return; fi
@@ -186,12 +226,12 @@ run_case() {
     rm -rf "$work/$name"
     mkdir -p "$(dirname "$dir/$output")"
     local started=$SECONDS
-    nice -n 10 "${pin[@]}" "$binary" run "$samples/$sample" -o "$dir/$output" "${common_args[@]}" "${args[@]}" \
+    nice -n 10 "${pin[@]}" "$binary" run "$input" -o "$dir/$output" "${common_args[@]}" "${args[@]}" \
         >"$outdir/logs/$name.stdout" 2>"$outdir/logs/$name.stderr" </dev/null
     local rc=$?
     {
         echo "case: $name"
-        echo "args: run samples/$sample -o OUT/$output $(shown_args "${common_args[@]}" "${args[@]}")"
+        echo "args: run $shown -o OUT/$output $(shown_args "${common_args[@]}" "${args[@]}")"
         echo "exit: $rc"
         echo "== files left in the output folder"
         (cd "$dir" && find . -mindepth 1 -printf '%P\n' | LC_ALL=C sort)
@@ -232,6 +272,8 @@ record() {
         echo "commit: $(git -C "$(dirname "$binary")" rev-parse HEAD 2>/dev/null || echo unknown)"
         echo "ffmpeg: $(ffmpeg -hide_banner -version | head -1)"
     } >"$outdir/logs/RECORDING"
+    hls_inputs="$work/hls-inputs"
+    make_hls_inputs "$hls_inputs" || { echo "frame-identity: could not make the HLS inputs with ffmpeg" >&2; exit 2; }
     all_cases
 }
 
@@ -263,6 +305,6 @@ mode="${1:-}"
 case "$mode" in
     record) [[ $# -eq 3 ]] || usage; record "$2" "$3" ;;
     compare) [[ $# -eq 3 ]] || usage; compare "$2" "$3" ;;
-    list) all_cases ;;
+    list) hls_inputs=HLSIN; all_cases ;;
     *) usage ;;
 esac
