@@ -1,4 +1,5 @@
 import Foundation
+import HLS
 import Pipeline
 
 /// The final report of a run (`--report FILE`), schema `livefilter.report/1`.
@@ -129,7 +130,9 @@ struct RunReport: Encodable {
     }
 
     init(summary s: JobSummary, job: TranscodeJob) {
-        input = job.configuration.input
+        // Reports are shipped and kept as log lines are: the input's secrets (a passphrase, a
+        // token, a stream key) hidden the same way.
+        input = job.configuration.input.redactingSecrets
         output = s.outputPath
         chain = job.effectiveChain.description
         inputSize = s.inputSize.description

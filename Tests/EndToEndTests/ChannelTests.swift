@@ -375,6 +375,9 @@ extension EndToEnd {
             // peer-idle timeout), after the one that quit, and at the end. None while the second
             // of the pair waited: the first kept publishing, then the second went on.
             let losses = try Self.report(reportFile).inputLosses ?? []
+            // The report names the input as the logs do: without the passphrase.
+            let reportText = try String(contentsOf: reportFile, encoding: .utf8)
+            #expect(!reportText.contains(passphrase) && reportText.contains("passphrase=***"), "the passphrase in the report")
             let iso = ISO8601DateFormatter()
             iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let backs = zip(losses, starts).compactMap { loss, start in
