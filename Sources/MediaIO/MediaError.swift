@@ -42,8 +42,8 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .unsupportedOutput(path, reason): "cannot write '\(path)': \(reason)"
         case let .invalidSettings(reason): "invalid settings: \(reason)"
         case let .diskFull(path): "no space left writing '\(path)'"
-        case let .inputTooLarge(url, reason): "input '\(url)' is refused: \(reason)"
-        case let .inputStalled(url, seconds): "input '\(url)' delivered nothing for \(seconds) s; the output was finished with what arrived"
+        case let .inputTooLarge(url, reason): "input '\(url.redactingSecrets)' is refused: \(reason)"
+        case let .inputStalled(url, seconds): "input '\(url.redactingSecrets)' delivered nothing for \(seconds) s; the output was finished with what arrived"
         case let .processing(error): error.description
         case let .inputChanged(url, reason): "input '\(url.redactingSecrets)' is not the input the plan was made from: \(reason)"
         }
