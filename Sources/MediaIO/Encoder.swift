@@ -120,6 +120,9 @@ extension Encoder {
                 ctx.pointee.rc_buffer_size = Int32(clamping: settings.bufferSize ?? bps)
                 av_opt_set(priv, "nal-hrd", "cbr", 0)
             }
+            if let stream = settings.parameterSetsOf {
+                params += settings.speedPreset.x264Parameters(keepingParameterSetsOf: stream, profile: settings.profile)
+            }
             if settings.fixedKeyframeCadence { av_opt_set(priv, "forced-idr", "1", 0) }
             if settings.lowDelay {
                 // x264's own low-latency tune; FFmpeg's wrapper would otherwise pick frame threads

@@ -8,6 +8,45 @@ public enum EncoderSpeedPreset: String, CaseIterable, Sendable {
     case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow
 }
 
+extension EncoderSpeedPreset {
+    /// Reference pictures (x264's preset table): in the SPS.
+    var x264References: Int {
+        switch self {
+        case .ultrafast, .superfast, .veryfast: 1
+        case .faster, .fast: 2
+        case .medium: 3
+        case .slow: 5
+        case .slower: 8
+        case .veryslow: 16
+        }
+    }
+
+    /// Whether x264 lowers the chroma QP offset by 2 (in the PPS) to balance psychovisual rate-
+    /// distortion: it does from sub-pixel refinement 6 (`fast` and slower presets).
+    var x264PsyChromaOffset: Bool { self >= .fast }
+
+    /// x264 parameters that make this (faster) preset write the parameter sets of `stream`'s, under
+    /// `profile` (x264 applies these after it: the tools a profile leaves out stay out).
+    func x264Parameters(keepingParameterSetsOf stream: EncoderSpeedPreset, profile: H264Profile?) -> [String] {
+        var params: [String] = []
+        if x264References != stream.x264References { params.append("ref=\(stream.x264References)") }
+        if stream.x264PsyChromaOffset, !x264PsyChromaOffset { params.append("chroma-qp-offset=-2") }
+        if self == .ultrafast, stream != .ultrafast {
+            if profile != .baseline { params += ["cabac=1", "weightp=1"] }
+            if profile == nil || profile == .high { params.append("8x8dct=1") }
+            params.append("deblock=0,0")
+        }
+        return params
+    }
+}
+
+extension EncoderSpeedPreset: Comparable {
+    /// Faster first, as declared.
+    public static func < (a: Self, b: Self) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
 /// The distance between keyframes, in frames or seconds of output.
 public enum KeyframeInterval: Sendable, Equatable, CustomStringConvertible {
     case frames(Int)
@@ -82,6 +121,12 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     /// threads). For LL-HLS parts, which are published the moment their last picture is encoded;
     /// costs some quality per bit.
     public var lowDelay = false
+    /// Encode with `speedPreset`'s search but write the parameter sets (SPS and PPS) a stream at
+    /// this preset has, byte for byte, so an overload step can switch to a faster preset at a
+    /// keyframe under the stream's one global header, and no player sees the sets change: x264's
+    /// reference count, the chroma QP offset its psychovisual tuning applies, and (for ultrafast)
+    /// CABAC, the 8×8 transform, weighted P prediction and deblocking. Nil: the preset's own.
+    public var parameterSetsOf: EncoderSpeedPreset?
 
     public init() {}
 }

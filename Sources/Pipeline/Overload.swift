@@ -19,6 +19,7 @@ public enum OverloadStep: Sendable, Equatable, CustomStringConvertible {
     /// pictures anyway), last otherwise (then they are pictures a tick would have shown).
     case skipNonReferencePictures
     /// x264 one preset faster, from the next keyframe (a segment's start: a new IDR anyway).
+    /// Its parameter sets are the stream's (`VideoEncoderSettings.parameterSetsOf`).
     case encoderPreset(EncoderSpeedPreset)
     /// One new picture in `every` is not shown (the tick repeats the last one, a cheap encode),
     /// spread evenly instead of a burst of repeats and drops. Non-reference pictures are the ones
@@ -26,9 +27,12 @@ public enum OverloadStep: Sendable, Equatable, CustomStringConvertible {
     /// `every`-th picture after decoding it.
     case thinTicks(every: Int)
 
+    var isPreset: Bool { if case .encoderPreset = self { true } else { false } }
+
     public var description: String {
         switch self {
         case .skipNonReferencePictures: "decode only reference pictures"
+        case .encoderPreset(.ultrafast): "x264 preset ultrafast with the stream's coding tools"
         case let .encoderPreset(preset): "x264 preset \(preset.rawValue)"
         case let .thinTicks(every): "1 picture in \(every) not shown"
         }
@@ -64,14 +68,14 @@ public struct OverloadPlan: Sendable, Equatable {
         let gridDrops = (inputRate ?? tickRate) > tickRate * 1.25
         if gridDrops { steps.append(.skipNonReferencePictures) }
         if presetSwaps {
-            // One preset at a time, down to superfast (same SPS/PPS as veryfast with the low-delay
-            // tune). Not ultrafast: its PPS differs (no CABAC, no 8×8 transform), and every sink
-            // takes the parameter sets once, as a global header (MPEG-TS muxers repeat it).
+            // One preset at a time, down to ultrafast, each writing the stream's own parameter
+            // sets (`VideoEncoderSettings.parameterSetsOf`): every sink takes them once, as a
+            // global header, and a player never sees them change.
             let order = EncoderSpeedPreset.allCases
-            if let at = order.firstIndex(of: preset), let floor = order.firstIndex(of: .superfast), at > floor {
-                let faster = order[floor..<at].reversed()
-                // At most three preset steps: from medium, faster → veryfast → superfast.
-                steps += faster.suffix(3).map { OverloadStep.encoderPreset($0) }
+            if let at = order.firstIndex(of: preset), at > 0 {
+                // At most four preset steps, the fastest: from medium, faster → veryfast →
+                // superfast → ultrafast.
+                steps += order[0..<at].reversed().suffix(4).map { OverloadStep.encoderPreset($0) }
             }
         }
         // Fewer new pictures, evenly: one in eight, then one in four, before the decoder skips
@@ -160,8 +164,14 @@ public final class OverloadController: Sendable {
     /// Each level's effect, made once: the stages read it per packet and per tick.
     private let effects: [OverloadEffect]
 
-    public init(plan: OverloadPlan) {
+    /// The machine's idle CPU since the last call, a fraction of all its cores (nil: unknown).
+    private let machineIdle: @Sendable () -> Double?
+
+    /// - Parameter machineIdle: read at the end of each window (`MachineIdle.sample` in a run):
+    ///   a step back waits for a machine with room (nil, as in tests: the run's own idle decides).
+    public init(plan: OverloadPlan, machineIdle: @escaping @Sendable () -> Double? = { nil }) {
         self.plan = plan
+        self.machineIdle = machineIdle
         effects = (0...plan.steps.count).map(plan.effect(at:))
         if let pinned { levelValue.store(max(0, min(plan.steps.count, pinned)), ordering: .relaxed) }
     }
@@ -184,6 +194,7 @@ public final class OverloadController: Sendable {
             guard length >= plan.window else { return nil }
             let window = s.window!
             s.window = Window(start: now, startOutput: outputTime)
+            let machine = machineIdle()
             guard window.minBehind.isFinite else { return nil }
             if let until = s.cooldownUntil, now < until { return nil }
             let level = levelValue.load(ordering: .relaxed)
@@ -205,22 +216,32 @@ public final class OverloadController: Sendable {
                 if let back = s.lastStepBack, back.duration(to: now).seconds < 4 * plan.window {
                     s.calmNeeded = min(24, 2 * s.calmNeeded)
                 }
-                change = Change(from: level, to: level + 1,
+                // Presets cost no picture: a window at less than 0.85× real time takes every
+                // preset step left at once (a minute of ultrafast's extra bits, not of repeats).
+                var to = level + 1
+                if speed < 0.85 {
+                    while to < plan.steps.count, plan.steps[to - 1].isPreset, plan.steps[to].isPreset { to += 1 }
+                }
+                change = Change(from: level, to: to,
                                 reason: String(format: "%.1f s or more behind the live edge for %.0f s, working at %.2f× real time",
                                                window.minBehind, length, speed))
                 // The next window holds the steps' transition (a preset acts from the next
                 // segment): skipped; the one after it judges them.
                 s.cooldownUntil = now.advanced(by: .milliseconds(Int64(1.5 * plan.window * 1000)))
-            } else if window.minBehind <= plan.behindLimit / 2, idle >= 0.25 {
+            } else if window.minBehind <= plan.behindLimit / 2, idle >= 0.25, (machine ?? 1) >= 0.25 {
                 // At the edge with time to spare: one step back after three such windows, or after
                 // one when idle half the time (a join's backlog worked off at a deep level) —
-                // more after a step back that did not hold.
+                // more after a step back that did not hold. And only on a machine with a quarter
+                // of its CPU idle: channels sharing a machine are each idle between their
+                // segments, and a step back there takes the others' share (three streams on two
+                // cores flapped between presets, behind each time they stepped back together).
                 s.calmWindows += 1
                 if s.calmWindows >= (idle >= 0.5 ? s.calmNeeded / 3 : s.calmNeeded), level > 0 {
                     s.calmWindows = 0
                     s.lastStepBack = now
                     change = Change(from: level, to: level - 1,
-                                    reason: String(format: "at the live edge and idle %.0f%% of the last %.0f s", 100 * idle, length))
+                                    reason: String(format: "at the live edge and idle %.0f%% of the last %.0f s", 100 * idle, length)
+                                        + (machine.map { String(format: ", the machine %.0f%% idle", 100 * $0) } ?? ""))
                     s.cooldownUntil = now.advanced(by: .milliseconds(Int64((idle >= 0.5 ? 1 : 2) * plan.window * 1000)))
                 }
             } else {
@@ -256,4 +277,28 @@ public struct OverloadSummary: Sendable, Equatable {
     public var ticksShed: Int
     /// Times the encoder was reopened with another preset.
     public var encoderPresetChanges: Int
+}
+
+/// The machine's idle CPU from `/proc/stat` (all cores, idle and I/O wait), between two samples.
+public final class MachineIdle: Sendable {
+    private let last = Mutex<(idle: UInt64, total: UInt64)?>(nil)
+
+    public init() {}
+
+    /// The fraction of the machine's CPU time idle since the previous call; nil on the first call
+    /// and where there is no `/proc/stat`. (In a container with a CPU quota the host's idle shows:
+    /// then the run's own idle decides, as without it.)
+    public func sample() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ") else { return nil }
+        // user nice system idle iowait irq softirq steal (guest time is inside user and nice)
+        let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
+        guard fields.count >= 5 else { return nil }
+        let now = (idle: fields[3] + fields[4], total: fields.reduce(0, +))
+        return last.withLock { last in
+            defer { last = now }
+            guard let before = last, now.total > before.total else { return nil }
+            return Double(now.idle &- before.idle) / Double(now.total - before.total)
+        }
+    }
 }

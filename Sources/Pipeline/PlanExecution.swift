@@ -90,7 +90,8 @@ final class PlanExecution {
         // A shard reads from its keyframe on: before any stage reads.
         if let seek = plan.window?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let timeBase = plan.encodeTimeBase
-        let overload = plan.overload.map(OverloadController.init)
+        let machineIdle = MachineIdle()
+        let overload = plan.overload.map { OverloadController(plan: $0, machineIdle: machineIdle.sample) }
         var encoders: [EncodeStage] = []
         for (rendition, mux) in zip(plan.renditions, outputs.media) {
             let encoder = plan.container.isImageSequence
@@ -106,6 +107,7 @@ final class PlanExecution {
                 stage.reopen = { preset throws(MediaError) in
                     var faster = settings
                     faster.speedPreset = preset
+                    faster.parameterSetsOf = settings.speedPreset
                     return try Encoder.h264(size: size, frameRate: rate, timeBase: timeBase, color: color, settings: faster, globalHeader: globalHeader)
                 }
                 stage.onPresetChange = { [metrics, log] preset, refused in

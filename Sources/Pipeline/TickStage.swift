@@ -202,7 +202,7 @@ final class TickStage {
                 guard let overload else { return }
                 if let change = overload.observe(behind: behind, idle: idle.seconds, now: .now, outputTime: Double(ticksShown) * period) {
                     metrics.overloadLevel(change.to)
-                    let steps = change.steps(of: overload.plan).map(\.description).joined(separator: ", ")
+                    let steps = change.steps(of: overload.plan).map(\.description).joined(separator: "; ")
                     log.notice(change.taken ? "overload: shedding (\(steps)) — \(change.reason)"
                                             : "overload: taking back (\(steps)) — \(change.reason)",
                                metadata: ["level": "\(change.to)", "output_time": "\(Double(ticksShown) * period)"])

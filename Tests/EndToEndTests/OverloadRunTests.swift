@@ -3,8 +3,9 @@ import Testing
 
 /// `--overload adapt` end to end: a live HLS input the run cannot keep up with (each picture made
 /// 40 ms slower by fault injection, `LIVEFILTER_FAULT_SLOW_PICTURE_MS`: 1.2× real time at 30 fps,
-/// on any machine). The run sheds in its stated order — x264 to superfast from a segment's start
-/// (seen in the segments' own x264 SEI), then evenly fewer new pictures — keeps real time, exits 0
+/// on any machine). The run sheds in its stated order — x264 to superfast and ultrafast with the
+/// stream's coding tools, from a segment's start (seen in the segments' own x264 SEI), then
+/// evenly fewer new pictures — keeps real time, exits 0
 /// with an output as long as its input that plays, and says what it shed.
 extension EndToEnd {
     @Suite("Overload", .serialized)
@@ -116,7 +117,8 @@ extension EndToEnd {
             // non-reference ones, never decoded (x264's B-pictures here), else after decoding.
             #expect(overload.maxLevel >= 3 && overload.ticksShed + overload.picturesNotDecoded > 0, "\(overload)")
             #expect(overload.encoderPresetChanges >= 1)
-            #expect(result.stderrText.contains("overload: shedding (x264 preset superfast)"), "\(result.stderrText)")
+            // At 0.82× real time both preset steps at once (they cost no picture), then thinning.
+            #expect(result.stderrText.contains("overload: shedding (x264 preset superfast; x264 preset ultrafast with the stream's coding tools)"), "\(result.stderrText)")
             // A picture left out by the thinning repeats the last one by choice: not a stalled input.
             #expect(!result.stderrText.contains("input stalled"), "\(result.stderrText)")
             // Evenly, not half the pictures: at most a third repeated, all shed ones among them.
@@ -126,7 +128,9 @@ extension EndToEnd {
             #expect(abs(Double(report.framesWritten) / 30 - input) < 1.5, "\(report.framesWritten) frames for \(input) s")
             try await ChannelTests.expectPlayable(output)
             // The segments say which x264 settings made them (x264's SEI): veryfast (subme=2) first,
-            // superfast (subme=1) once the step took effect, from a segment's start.
+            // ultrafast (subme=0) once the steps took effect, from a segment's start — every one
+            // with CABAC and the 8×8 transform, the stream's coding tools.
+            #expect(overload.steps.prefix(2) == ["x264 preset superfast", "x264 preset ultrafast with the stream's coding tools"])
             let listed = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
             var submes: [String] = []
             for name in listed {
@@ -134,8 +138,9 @@ extension EndToEnd {
                 let text = String(decoding: bytes.prefix(200_000), as: UTF8.self)
                 guard let range = text.range(of: " subme=") else { submes.append("-"); continue }
                 submes.append(String(text[range.upperBound...].prefix(1)))
+                #expect(text.contains("cabac=1") && text.contains("8x8dct=1"), "\(name): x264 settings without the stream's coding tools")
             }
-            #expect(submes.first == "2" && submes.contains("1"), "x264 subme per segment: \(submes)")
+            #expect(submes.first == "2" && submes.contains("0"), "x264 subme per segment: \(submes)")
         }
     }
 }
