@@ -142,5 +142,38 @@ extension EndToEnd {
             }
             #expect(submes.first == "2" && submes.contains("0"), "x264 subme per segment: \(submes)")
         }
+
+        @Test("overload: an fMP4 output at the default preset (medium) takes its preset steps under one avcC and decodes whole",
+              .timeLimit(.minutes(3)))
+        func fragmentedOutputTakesPresetSteps() async throws {
+            let sandbox = try Sandbox("overload-fmp4")
+            defer { sandbox.remove() }
+            let live = try await LiveSource.make(seconds: 16, in: sandbox)
+            defer { live.stop() }
+            // Medium writes three reference pictures and a psy chroma offset into its parameter
+            // sets; every faster encoder must write the same, or the step is refused (the output
+            // has one initialisation section).
+            let (result, report, output) = try await Self.runSlowed(live, slowBy: 40, ["--hls-segment-type", "fmp4", "--log-level", "notice"], in: sandbox)
+            let overload = try #require(report.overload)
+            #expect(overload.steps.prefix(4) == ["x264 preset faster", "x264 preset veryfast", "x264 preset superfast",
+                                                 "x264 preset ultrafast with the stream's coding tools"])
+            #expect(overload.encoderPresetChanges >= 1, "\(overload)")
+            #expect(!result.stderrText.contains("not used for"), "\(result.stderrText)")
+            let text = try String(contentsOf: output, encoding: .utf8)
+            #expect(text.components(separatedBy: "#EXT-X-MAP:").count == 2, "one initialisation section: \(text)")
+            // The whole presentation decodes through the one avcC: every picture written, no error.
+            let decoded = try await ffmpeg(["-i", output.path, "-map", "0:v", "-f", "null", "-"])
+            #expect(decoded.stderrText.isEmpty, "\(decoded.stderrText)")
+            let frames = try await FFprobe.probe(output, countFrames: true).video?.readFrames ?? 0
+            #expect(frames == report.framesWritten, "\(frames) pictures decoded of \(report.framesWritten) written")
+            // Segments from a later encoder say so in x264's SEI (medium: subme=7).
+            var submes: [String] = []
+            for name in text.split(separator: "\n").filter({ !$0.hasPrefix("#") }) {
+                let bytes = try Data(contentsOf: output.deletingLastPathComponent().appendingPathComponent(String(name)))
+                let sei = String(decoding: bytes.prefix(200_000), as: UTF8.self)
+                if let range = sei.range(of: " subme=") { submes.append(String(sei[range.upperBound...].prefix(1))) }
+            }
+            #expect(submes.first == "7" && submes.dropFirst().contains { $0 != "7" }, "x264 subme per new encoder: \(submes)")
+        }
     }
 }
