@@ -81,6 +81,24 @@ extension EndToEnd {
             return (result, try decoder.decode(Report.self, from: Data(contentsOf: reportFile)), output)
         }
 
+        /// x264's settings as its SEI names them, for each listed segment that starts a new encoder
+        /// (x264 writes the SEI with its first picture).
+        static func x264Settings(of playlist: URL) throws -> [(segment: String, settings: String)] {
+            let listed = try String(contentsOf: playlist, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            return try listed.compactMap { name in
+                let bytes = try Data(contentsOf: playlist.deletingLastPathComponent().appendingPathComponent(String(name)))
+                let text = String(decoding: bytes.prefix(200_000), as: UTF8.self)
+                guard let start = text.range(of: "x264 - core") else { return nil }
+                return (String(name), String(text[start.lowerBound...].prefix(2_000)))
+            }
+        }
+
+        /// One option's value in x264's settings text (" subme=7 " → "7").
+        static func value(of option: String, in settings: String) -> String {
+            guard let range = settings.range(of: " \(option)=") else { return "-" }
+            return String(settings[range.upperBound...].prefix { !$0.isWhitespace })
+        }
+
         @Test("overload: a run far behind on work it has read is not stalled: ENDLIST under load exits 0, every frame accounted for",
               .timeLimit(.minutes(2)))
         func behindIsNotAStall() async throws {
@@ -131,16 +149,12 @@ extension EndToEnd {
             // ultrafast (subme=0) once the steps took effect, from a segment's start — every one
             // with CABAC and the 8×8 transform, the stream's coding tools.
             #expect(overload.steps.prefix(2) == ["x264 preset superfast", "x264 preset ultrafast with the stream's coding tools"])
-            let listed = try String(contentsOf: output, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
-            var submes: [String] = []
-            for name in listed {
-                let bytes = try Data(contentsOf: output.deletingLastPathComponent().appendingPathComponent(String(name)))
-                let text = String(decoding: bytes.prefix(200_000), as: UTF8.self)
-                guard let range = text.range(of: " subme=") else { submes.append("-"); continue }
-                submes.append(String(text[range.upperBound...].prefix(1)))
-                #expect(text.contains("cabac=1") && text.contains("8x8dct=1"), "\(name): x264 settings without the stream's coding tools")
+            let encoders = try Self.x264Settings(of: output)
+            for (name, settings) in encoders {
+                #expect(settings.contains("cabac=1") && settings.contains("8x8dct=1"), "\(name): x264 settings without the stream's coding tools")
             }
-            #expect(submes.first == "2" && submes.contains("0"), "x264 subme per segment: \(submes)")
+            let submes = encoders.map { Self.value(of: "subme", in: $0.settings) }
+            #expect(submes.first == "2" && submes.contains("0"), "x264 subme per new encoder: \(submes)")
         }
 
         @Test("overload: an fMP4 output at the default preset (medium) takes its preset steps under one avcC and decodes whole",
@@ -167,12 +181,7 @@ extension EndToEnd {
             let frames = try await FFprobe.probe(output, countFrames: true).video?.readFrames ?? 0
             #expect(frames == report.framesWritten, "\(frames) pictures decoded of \(report.framesWritten) written")
             // Segments from a later encoder say so in x264's SEI (medium: subme=7).
-            var submes: [String] = []
-            for name in text.split(separator: "\n").filter({ !$0.hasPrefix("#") }) {
-                let bytes = try Data(contentsOf: output.deletingLastPathComponent().appendingPathComponent(String(name)))
-                let sei = String(decoding: bytes.prefix(200_000), as: UTF8.self)
-                if let range = sei.range(of: " subme=") { submes.append(String(sei[range.upperBound...].prefix(1))) }
-            }
+            let submes = try Self.x264Settings(of: output).map { Self.value(of: "subme", in: $0.settings) }
             #expect(submes.first == "7" && submes.dropFirst().contains { $0 != "7" }, "x264 subme per new encoder: \(submes)")
         }
     }
