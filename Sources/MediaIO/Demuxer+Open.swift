@@ -85,34 +85,40 @@ extension Demuxer {
     }
 
     /// Opens an HLS playlist with our reader and the demuxer on its first run of segments.
-    static func openHLS(_ url: String, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) -> HLSInput {
+    static func openHLS(_ url: String, options: InputOptions, interrupt: InputInterrupt) throws(MediaError) -> HLSInput {
         var readerOptions = HLSReaderOptions()
         readerOptions.ioTimeout = options.ioTimeout
         readerOptions.maxRedirects = options.maxRedirects
         readerOptions.variant = options.variant
         readerOptions.liveStart = options.liveStart
+        readerOptions.allowPrivateNetworks = options.allowPrivateNetworks
         readerOptions.warn = { InputWarnings.add($0) }
         let reader: HLSReader
         let configured = readerOptions
         do {
-            reader = try waitFor { () async throws(HLSInputError) -> HLSReader in try await HLSReader.open(url, options: configured) }
+            reader = try waitFor(interrupt) { () async throws(HLSInputError) -> HLSReader in try await HLSReader.open(url, options: configured) }
         } catch {
+            if interrupt.isStopped { throw .inputUnreadable(url, reason: "reading was stopped") }
             throw HLSInput.error(for: .failed(error), url: url, before: true)
         }
         reader.start()
-        return try HLSInput(reader: reader, maxPixels: options.maxPixels, interrupt: interrupt)
+        // A stop while the first segments are read ends the reader's feed, so the probe returns.
+        interrupt.onStop { reader.stop() }
+        return try HLSInput(reader: reader, maxPixels: options.maxPixels, interrupt: interrupt.state)
     }
 }
 
 /// Runs async work to completion from a thread that may block (the demuxer opens off the
-/// cooperative pool: `offThePool`).
-func waitFor<T: Sendable, E: Error>(_ operation: @escaping @Sendable () async throws(E) -> T) throws(E) -> T {
+/// cooperative pool: `offThePool`). A stop of `interrupt` cancels the work's task, so the wait ends
+/// as soon as the work honours cancellation (its network requests and retry delays do).
+func waitFor<T: Sendable, E: Error>(_ interrupt: InputInterrupt, _ operation: @escaping @Sendable () async throws(E) -> T) throws(E) -> T {
     let done = DispatchSemaphore(value: 0)
     nonisolated(unsafe) var result: Result<T, E>!
-    Task {
+    let task = Task {
         do throws(E) { result = .success(try await operation()) } catch { result = .failure(error) }
         done.signal()
     }
+    interrupt.onStop { task.cancel() }
     done.wait()
     return try result.get()
 }

@@ -85,13 +85,17 @@ public final class Demuxer {
     }
     /// The picture-size limit decoders enforce.
     public let maxPixels: Int
-    /// Non-zero makes every blocking FFmpeg read return AVERROR_EXIT.
-    private let interruptFlag: UnsafeMutablePointer<lf_interrupt_state>
+    /// The stop: makes every blocking FFmpeg read (and the open) return AVERROR_EXIT.
+    private let interruption: InputInterrupt
+    private var interruptFlag: UnsafeMutablePointer<lf_interrupt_state> { interruption.state }
     /// For a network VOD input: how long one packet may take to arrive (microseconds), else 0.
     private let packetDeadline: Int64
 
-    public init(url: String, options: InputOptions = InputOptions()) throws(MediaError) {
+    /// Opens `url`, blocking until its streams are probed (a listener: until a publisher sends
+    /// video). `interrupt.stop()`, from any thread, ends the wait: the open then throws.
+    public init(url: String, options: InputOptions = InputOptions(), interrupt: InputInterrupt = InputInterrupt()) throws(MediaError) {
         self.url = url
+        interruption = interrupt
         let isNetwork = url.contains("://") && !url.hasPrefix("file:")
         if !isNetwork {
             let path = url.hasPrefix("file:") ? String(url.dropFirst(5)) : url
@@ -103,40 +107,35 @@ public final class Demuxer {
             guard access(path, R_OK) == 0 else { throw .inputUnreadable(url, reason: "permission denied") }
         }
 
-        interruptFlag = .allocate(capacity: 1)
-        interruptFlag.initialize(to: lf_interrupt_state())
         let opened: UnsafeMutablePointer<AVFormatContext>
         do {
             if StreamInput.handles(url) {
-                let input = try StreamInput(url: url, options: options, interrupt: interruptFlag)
+                let input = try StreamInput(url: url, options: options, interrupt: interrupt)
                 stream = input
                 hls = nil
                 opened = input.first
             } else if Self.looksLikePlaylist(url) {
-                let input = try Self.openHLS(url, options: options, interrupt: interruptFlag)
+                let input = try Self.openHLS(url, options: options, interrupt: interrupt)
                 hls = input
                 stream = nil
                 opened = input.first
-            } else if let ctx = try Self.openWithFFmpeg(url, isNetwork: isNetwork, options: options, interrupt: interruptFlag) {
+            } else if let ctx = try Self.openWithFFmpeg(url, isNetwork: isNetwork, options: options, interrupt: interrupt.state) {
                 hls = nil
                 stream = nil
                 opened = ctx
             } else {
                 // FFmpeg recognised a playlist by its content: our reader takes it.
-                let input = try Self.openHLS(url, options: options, interrupt: interruptFlag)
+                let input = try Self.openHLS(url, options: options, interrupt: interrupt)
                 hls = input
                 stream = nil
                 opened = input.first
             }
-        } catch {
-            interruptFlag.deallocate()
-            throw error
         }
         context = opened
         audioIndexBase = Int(opened.pointee.nb_streams)
         if let input = hls, let rendition = input.reader.info.audioRendition {
             do {
-                hlsAudio = try Self.openHLS(rendition.absoluteString, options: options, interrupt: interruptFlag)
+                hlsAudio = try Self.openHLS(rendition.absoluteString, options: options, interrupt: interrupt)
             } catch {
                 InputWarnings.add("the audio rendition \(rendition.absoluteString) cannot be read (\(error)); the video is read without it")
                 hlsAudio = nil
@@ -160,7 +159,7 @@ public final class Demuxer {
             duration = d > 0 && d != lf_nopts_value() ? Double(d) / Double(AV_TIME_BASE) : nil
             isLive = false
         }
-        lf_interrupt_arm(interruptFlag, 0)
+        lf_interrupt_arm(interrupt.state, 0)
         // A network file: how long one packet may take (the HLS reader has its own per-segment limits).
         let c = options.ioTimeout.components
         let micros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
@@ -204,7 +203,6 @@ public final class Demuxer {
                 var c: UnsafeMutablePointer<AVFormatContext>? = opened
                 avformat_close_input(&c)
             }
-            interruptFlag.deallocate()
             throw .noVideoStream(url)
         }
         video = VideoStreamInfo(stream: videoStream)
@@ -213,7 +211,6 @@ public final class Demuxer {
                 var c: UnsafeMutablePointer<AVFormatContext>? = opened
                 avformat_close_input(&c)
             }
-            interruptFlag.deallocate()
             throw .inputTooLarge(url, reason: "its video is \(video.size), over the limit of \(options.maxPixels) pixels")
         }
         self.maxPixels = options.maxPixels
@@ -278,7 +275,6 @@ public final class Demuxer {
             var c: UnsafeMutablePointer<AVFormatContext>? = context
             avformat_close_input(&c)
         }
-        interruptFlag.deallocate()
     }
 
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
@@ -288,8 +284,7 @@ public final class Demuxer {
 
     /// Makes every blocking read return promptly (from any thread).
     public func interrupt() {
-        // A plain store of an aligned Int32 is atomic on every platform Swift runs on.
-        interruptFlag.pointee.stop = 1
+        interruption.stop()
         hls?.reader.stop()
         hlsAudio?.reader.stop()
     }
@@ -390,8 +385,9 @@ extension Decoder {
 extension Demuxer {
     /// The video stream's bitrate measured from its packets, for files whose container states none
     /// (Matroska, MPEG-TS). Reads the packets without decoding; nil for live or unreadable inputs.
-    public static func measuredVideoBitRate(url: String) -> Int? {
-        guard let scan = try? Demuxer(url: url), !scan.isLive, let duration = scan.duration, duration > 0 else { return nil }
+    /// A stop of `interrupt` ends the scan (the figure is then of what was read).
+    public static func measuredVideoBitRate(url: String, interrupt: InputInterrupt = InputInterrupt()) -> Int? {
+        guard let scan = try? Demuxer(url: url, interrupt: interrupt), !scan.isLive, let duration = scan.duration, duration > 0 else { return nil }
         if let audio = scan.audio { scan.stream(audio.index).pointee.discard = AVDISCARD_ALL }
         let packet = Packet()
         var bytes = 0

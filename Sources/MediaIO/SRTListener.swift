@@ -39,7 +39,9 @@ final class SRTListener {
     let settings: Settings
     private let listener: SRTSOCKET
     private let poller: Int32
-    private let interrupt: UnsafeMutablePointer<lf_interrupt_state>
+    private let interrupt: InputInterrupt
+    /// The stop's descriptor, watched with the SRT sockets: a stop wakes the wait at once.
+    private var wake: Int32?
     private let ioTimeout: Duration
     /// The connection the demuxer reads, and the newest publisher waiting behind it.
     private var current: Connection?
@@ -97,7 +99,7 @@ final class SRTListener {
         return s
     }
 
-    init(url: String, ioTimeout: Duration, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) {
+    init(url: String, ioTimeout: Duration, interrupt: InputInterrupt) throws(MediaError) {
         self.url = url
         self.interrupt = interrupt
         self.ioTimeout = ioTimeout
@@ -122,6 +124,10 @@ final class SRTListener {
             }
             var events = Int32(SRT_EPOLL_IN.rawValue | SRT_EPOLL_ERR.rawValue)
             srt_epoll_add_usock(poller, listener, &events)
+            if let fd = interrupt.wakeDescriptor() {
+                var readable = Int32(SRT_EPOLL_IN.rawValue)
+                if srt_epoll_add_ssock(poller, fd, &readable) == 0 { wake = fd }
+            }
         } catch {
             if listener != SRT_INVALID_SOCK { srt_close(listener) }
             if poller >= 0 { srt_epoll_release(poller) }
@@ -196,20 +202,33 @@ final class SRTListener {
         return "\(String(cString: host)):\(String(cString: service))"
     }
 
-    private var stopped: Bool { interrupt.pointee.stop != 0 }
+    /// The flag FFmpeg's callback reads too (a plain load: this is on every message's path).
+    private var stopped: Bool { interrupt.state.pointee.stop != 0 }
 
-    /// Waits for SRT events (at most `milliseconds`), accepting publishers that connected and
-    /// dropping a waiting one that left. Returns whether the current connection has data or an error.
+    /// Waits for SRT events (at most `milliseconds`; -1: until one comes, or the stop), accepting
+    /// publishers that connected and dropping a waiting one that left. Returns whether the current
+    /// connection has data or an error.
+    ///
+    /// `srt_epoll_wait`, not `srt_epoll_uwait`: only it watches a system descriptor (the stop's)
+    /// beside the SRT sockets. It reports a socket's error as readable: a waiting publisher is
+    /// watched for errors only, so its socket among the readable ones is one that left.
     private func poll(milliseconds: Int64) -> Bool {
-        var events = [SRT_EPOLL_EVENT](repeating: SRT_EPOLL_EVENT(fd: -1, events: 0), count: 4)
-        let count = srt_epoll_uwait(poller, &events, Int32(events.count), milliseconds)
+        var ready = [SRTSOCKET](repeating: SRT_INVALID_SOCK, count: 4)
+        var readyCount = Int32(ready.count)
+        var system: [SYSSOCKET] = [-1]
+        var systemCount = Int32(system.count)
+        let count = srt_epoll_wait(poller, &ready, &readyCount, nil, nil, milliseconds, &system, &systemCount, nil, nil)
+        if count < 0, milliseconds < 0, srt_getlasterror(nil) != SRT_ETIMEOUT.rawValue {
+            // A wait that fails at once must not spin: try again in 100 ms, or at the stop.
+            _ = interrupt.sleep(until: .now.advanced(by: .milliseconds(100)))
+        }
         var currentReady = false
-        for event in events.prefix(max(0, Int(count))) {
-            if event.fd == listener {
+        for socket in ready.prefix(count > 0 ? Int(min(readyCount, Int32(ready.count))) : 0) {
+            if socket == listener {
                 acceptWaiting()
-            } else if event.fd == current?.socket {
+            } else if socket == current?.socket {
                 currentReady = true
-            } else if let waiting = pending, event.fd == waiting.socket, event.events & Int32(SRT_EPOLL_ERR.rawValue) != 0 {
+            } else if let waiting = pending, socket == waiting.socket {
                 InputWarnings.add("a publisher on \(url.forMessages) from \(waiting.peer) left before its turn")
                 drop(waiting)
                 pending = nil
@@ -260,7 +279,9 @@ final class SRTListener {
         closeCurrent()
         while pending == nil {
             if stopped { throw .inputUnreadable(url, reason: "reading was stopped") }
-            _ = poll(milliseconds: 100)
+            // Woken by a caller's handshake or by the stop; without the stop's descriptor (no
+            // pipe could be made) the flag is looked at every 100 ms.
+            _ = poll(milliseconds: wake == nil ? 100 : -1)
         }
         var next = pending!
         pending = nil
@@ -285,7 +306,7 @@ final class SRTListener {
         if !leftover.isEmpty { return handOut(leftover[...], to: buffer, size) }
         while true {
             guard var connection = current else { return lf_averror_eof() }
-            if stopped || lf_interrupt_expired(interrupt) != 0 { return lf_averror_exit() }
+            if stopped || lf_interrupt_expired(interrupt.state) != 0 { return lf_averror_exit() }
             let received = scratch.withUnsafeMutableBytes { srt_recvmsg(connection.socket, $0.baseAddress!.assumingMemoryBound(to: CChar.self), Int32($0.count)) }
             if received > 0 {
                 connection.lastData = .now

@@ -17,7 +17,7 @@ final class StreamInput {
     private var current: UnsafeMutablePointer<AVFormatContext>
     private var stitcher: TimelineStitcher
     private let options: InputOptions
-    private let interrupt: UnsafeMutablePointer<lf_interrupt_state>
+    private let interrupt: InputInterrupt
     /// Open the input again when its connection ends (set from the plan: `--on-input-loss hold|slate`).
     var reconnects = false
     /// Connections after the first.
@@ -38,7 +38,7 @@ final class StreamInput {
 
     private var scheme: String { url.split(separator: ":", maxSplits: 1).first?.lowercased() ?? "" }
 
-    init(url: String, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) {
+    init(url: String, options: InputOptions, interrupt: InputInterrupt) throws(MediaError) {
         self.url = url
         self.options = options
         self.interrupt = interrupt
@@ -66,17 +66,17 @@ final class StreamInput {
     /// The next publisher on an SRT listener, with its streams probed: one that sends no video, or
     /// too little to read within three --io-timeouts (a byte a second), is refused with a warning
     /// and the next is waited for.
-    private static func publisher(on srt: SRTListener, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>,
+    private static func publisher(on srt: SRTListener, options: InputOptions, interrupt: InputInterrupt,
                                   again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         let c = options.ioTimeout.components
         let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
         while true {
             let peer = try srt.nextPublisher()
-            lf_interrupt_arm(interrupt, 3 * ioMicros)
-            let opened = openDemuxer(on: srt, maxPixels: options.maxPixels, again: again, interrupt: interrupt)
-            let expired = lf_interrupt_expired(interrupt) != 0
-            lf_interrupt_arm(interrupt, 0)
-            if interrupt.pointee.stop != 0 { throw .inputUnreadable(srt.url, reason: "reading was stopped") }
+            lf_interrupt_arm(interrupt.state, 3 * ioMicros)
+            let opened = openDemuxer(on: srt, maxPixels: options.maxPixels, again: again, interrupt: interrupt.state)
+            let expired = lf_interrupt_expired(interrupt.state) != 0
+            lf_interrupt_arm(interrupt.state, 0)
+            if interrupt.isStopped { throw .inputUnreadable(srt.url, reason: "reading was stopped") }
             switch opened {
             case let .success(ctx): return ctx
             case let .failure(reason):
@@ -147,7 +147,7 @@ final class StreamInput {
     /// - Parameter again: a reconnection: the streams' parameters are all it needs (the frame rate
     ///   was planned from the first connection), so the probe does not also count frames for a rate
     ///   (20 of them by default: 0.7 s at 30 fps before the channel is back).
-    private static func connect(_ url: String, options: InputOptions, interrupt: UnsafeMutablePointer<lf_interrupt_state>,
+    private static func connect(_ url: String, options: InputOptions, interrupt: InputInterrupt,
                                 waitingForPublisher: Bool, again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         let c = options.ioTimeout.components
         let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
@@ -165,14 +165,13 @@ final class StreamInput {
             } else if failures % 30 == 0 {
                 InputWarnings.add("\(url.forMessages): still cannot connect after \(failures) attempts (\(reason)); trying again every 2 s")
             }
-            let until = ContinuousClock.now.advanced(by: .milliseconds(Int64(delay * 1000)))
-            while ContinuousClock.now < until {
-                if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
-                Thread.sleep(forTimeInterval: 0.02)
+            // Woken by a stop, not by looking at the flag.
+            if interrupt.sleep(until: .now.advanced(by: .milliseconds(Int64(delay * 1000)))) {
+                throw .inputUnreadable(url, reason: "reading was stopped")
             }
         }
         while true {
-            if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+            if interrupt.isStopped { throw .inputUnreadable(url, reason: "reading was stopped") }
             var dict: OpaquePointer? = nil
             defer { av_dict_free(&dict) }
             av_dict_set(&dict, "protocol_whitelist", "rtmp,rtmps,tcp,tls,srt,udp,rtp,rtsp,rtsps,http,https,httpproxy", 0)
@@ -195,16 +194,16 @@ final class StreamInput {
             }
             // The accept, the handshake and the probe must finish within this, however slowly
             // bytes trickle in (a read timeout alone never fires for a byte a second).
-            lf_interrupt_arm(interrupt, Int64(acceptWait) * 1_000_000 + 3 * ioMicros)
+            lf_interrupt_arm(interrupt.state, Int64(acceptWait) * 1_000_000 + 3 * ioMicros)
             _ = lf_log_take_rtmp_refusal()
             var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
             guard ctx != nil else { throw .inputUnreadable(url, reason: "out of memory") }
-            lf_set_interrupt(ctx, interrupt)
+            lf_set_interrupt(ctx, interrupt.state)
             let code = avformat_open_input(&ctx, url, nil, &dict)
-            let expired = lf_interrupt_expired(interrupt) != 0
+            let expired = lf_interrupt_expired(interrupt.state) != 0
             if code < 0 || ctx == nil {
-                lf_interrupt_arm(interrupt, 0)
-                if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+                lf_interrupt_arm(interrupt.state, 0)
+                if interrupt.isStopped { throw .inputUnreadable(url, reason: "reading was stopped") }
                 let error = FFmpegError(code: code, operation: "opening")
                 if !waitingForPublisher {
                     if code == lf_averror_invaliddata() { throw .notMediaFile(url, reason: error.reason) }
@@ -231,8 +230,8 @@ final class StreamInput {
             for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
             let info = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
             for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
-            let probeExpired = lf_interrupt_expired(interrupt) != 0
-            lf_interrupt_arm(interrupt, 0)
+            let probeExpired = lf_interrupt_expired(interrupt.state) != 0
+            lf_interrupt_arm(interrupt.state, 0)
             // FFmpeg's RTMP server says so when the publisher's app or stream name is not the URL's.
             if lf_log_take_rtmp_refusal() != 0 {
                 close(opened)
@@ -245,7 +244,7 @@ final class StreamInput {
             let hasVideo = video >= 0 && (opened.pointee.streams[Int(video)]?.pointee.codecpar.pointee.width ?? 0) > 0
             if info < 0 || !hasVideo {
                 close(opened)
-                if interrupt.pointee.stop != 0 { throw .inputUnreadable(url, reason: "reading was stopped") }
+                if interrupt.isStopped { throw .inputUnreadable(url, reason: "reading was stopped") }
                 let reason = info < 0 ? (probeExpired ? "it sent too little to read in time" : FFmpegError(code: info, operation: "probing").reason)
                                       : "it sends no video"
                 if !waitingForPublisher { throw .notMediaFile(url, reason: reason) }
@@ -267,7 +266,7 @@ final class StreamInput {
             packet.unref()
             let code = av_read_frame(current, packet.pointer)
             if code < 0 {
-                if interrupt.pointee.stop != 0 || code == lf_averror_exit() {
+                if interrupt.isStopped || code == lf_averror_exit() {
                     throw FFmpegError(code: lf_averror_exit(), operation: "reading \(url)")
                 }
                 // A publisher that leaves (cleanly or not) ends its connection with EIO, not an end of file.

@@ -15,10 +15,11 @@ public final class AudioTrackJob: @unchecked Sendable {
     ///   an `.m3u8` (an audio rendition on the job's segment schedule).
     ///   - lastTick: the video's last output tick, when known: an HLS rendition's audio after it
     ///     goes into the video's last segment rather than a segment of its own.
-    public init(configuration: JobConfiguration, lastTick: Int64? = nil) throws(JobError) {
+    ///   - interrupt: stops the open from another thread (it then throws).
+    public init(configuration: JobConfiguration, lastTick: Int64? = nil, interrupt: InputInterrupt = InputInterrupt()) throws(JobError) {
         self.lastTick = lastTick
         do {
-            demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions)
+            demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions, interrupt: interrupt)
         } catch {
             throw .media(error)
         }

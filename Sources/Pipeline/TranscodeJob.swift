@@ -19,26 +19,32 @@ public final class TranscodeJob: @unchecked Sendable {
 
     /// Opens the input and plans, in the calling thread: blocking I/O (a network input's open and
     /// probe, a preset's bit-rate scan, a live playlist's target duration). From async code use `open`.
-    public init(configuration: JobConfiguration) throws(JobError) {
+    /// `interrupt.stop()` (from any thread) ends the open: it then throws.
+    public init(configuration: JobConfiguration, interrupt: InputInterrupt = InputInterrupt()) throws(JobError) {
         do {
-            demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions)
+            demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions, interrupt: interrupt)
         } catch {
             throw .media(error)
         }
         // Only a preset that follows the source's rate needs it measured (a scan of the file).
         let bitRate = configuration.preset == nil ? demuxer.video.bitRate
-            : demuxer.video.bitRate ?? Demuxer.measuredVideoBitRate(url: configuration.input)
+            : demuxer.video.bitRate ?? Demuxer.measuredVideoBitRate(url: configuration.input, interrupt: interrupt)
         plan = try JobPlan(configuration: configuration, input: InputFacts(demuxer: demuxer, configuration: configuration,
                                                                            videoBitRate: bitRate))
         chainControl = configuration.chainControl ? ChainControl(plan: plan) : nil
     }
 
     /// Opens the input and plans on a thread of its own, so no thread of the cooperative pool
-    /// blocks on the network or the disk.
+    /// blocks on the network or the disk. Cancelling the calling task stops the open wherever it
+    /// is (a listener waiting for its publisher, a slow origin, a probe): it throws `.cancelled`.
     public static func open(_ configuration: JobConfiguration) async throws(JobError) -> TranscodeJob {
-        let result: Result<TranscodeJob, JobError> = await offThePool {
-            do throws(JobError) { return .success(try TranscodeJob(configuration: configuration)) } catch { return .failure(error) }
+        // The stop exists before the open starts, so a cancellation at any moment reaches it.
+        let interrupt = InputInterrupt()
+        let result: Result<TranscodeJob, JobError> = await offThePool(onCancel: { interrupt.stop() }) {
+            do throws(JobError) { return .success(try TranscodeJob(configuration: configuration, interrupt: interrupt)) } catch { return .failure(error) }
         }
+        // An input opened as the stop came is stopped too: its job could read nothing.
+        if interrupt.isStopped { throw .cancelled }
         return try result.get()
     }
 
@@ -91,5 +97,16 @@ public func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -
         let thread = Thread { continuation.resume(returning: body()) }
         thread.stackSize = 4 << 20
         thread.start()
+    }
+}
+
+/// `offThePool` for blocking work that can be told to stop: cancelling the calling task calls
+/// `onCancel` (at once if it is cancelled already), which must make `body` return promptly (an
+/// `InputInterrupt`'s `stop`). The result is still awaited, so nothing `body` owns outlives the call.
+public func offThePool<T: Sendable>(onCancel: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () -> T) async -> T {
+    await withTaskCancellationHandler {
+        await offThePool(body)
+    } onCancel: {
+        onCancel()
     }
 }

@@ -154,6 +154,9 @@ struct RunCommand: AsyncParsableCommand {
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
         // Ctrl-C finishes a playable output with everything the encoder was given.
         let session = ExportSession(config, onCancel: .finishOutput)
+        // Made before the open (and before saying it waits), so a signal stops a listener waiting
+        // for its first publisher too.
+        let signals = StopSignals()
         // A listener may wait for hours: say so, rather than look hung; and say at once whom it
         // refuses meanwhile (a wrong passphrase or key, no video), not when the first one is taken.
         let waitsForPublisher = Demuxer.waitsForPublisher(input, options: config.inputOptions)
@@ -174,10 +177,17 @@ struct RunCommand: AsyncParsableCommand {
         let job: TranscodeJob
         do {
             defer { waitingWarnings.cancel() }
-            job = try await session.open()
+            let opened: Result<TranscodeJob, ExportError> = await signals.cancelling {
+                do throws(ExportError) { return .success(try await session.open()) } catch { return .failure(error) }
+            }
+            job = try opened.get()
         } catch {
             await waitingWarnings.value
             server?.shutdown()
+            if let sig = signals.signal {
+                if !quiet { Terminal.line("livefilter: stopped by signal \(sig) before the input opened; nothing was written") }
+                throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)
+            }
             throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
         }
         await waitingWarnings.value
@@ -193,7 +203,6 @@ struct RunCommand: AsyncParsableCommand {
         }
         var reported = false
         defer { if !reported { reportFile?.discard() } }
-        let signals = StopSignals()
         let changeFiles = try changeFiles()
         let chainEndpoint = job.chainControl.map {
             ChainEndpoint(controller: LiveChainController(control: $0, files: changeFiles), token: controlToken)

@@ -7,6 +7,9 @@ import Synchronization
 /// Turns SIGINT and SIGTERM into a stop: the run's task is cancelled (`onStop`) and whoever waits
 /// (`wait()`) is resumed, so a run finishes a playable output. Nothing polls the flag. A second
 /// signal leaves at once, removing every unfinished temporary file.
+///
+/// Made before the input is opened: opening (a listener waiting for its first publisher, a slow
+/// origin, a probe) is stopped by a signal too (`cancelling`), not only the run after it.
 final class StopSignals: @unchecked Sendable {
     private let received = Atomic<Int32>(0)
     private let waiting = Mutex<[@Sendable () -> Void]>([])
@@ -47,6 +50,14 @@ final class StopSignals: @unchecked Sendable {
             return false
         }
         if now { action() }
+    }
+
+    /// Runs `operation` in a task of its own that the first signal cancels (at once if one came
+    /// already), as does cancelling the calling task; returns what it returns.
+    func cancelling<T: Sendable>(_ operation: @escaping @Sendable () async -> T) async -> T {
+        let task = Task { await operation() }
+        onStop { task.cancel() }
+        return await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
     }
 
     /// Suspends until the first signal.
