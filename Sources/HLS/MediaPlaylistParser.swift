@@ -18,22 +18,26 @@ extension PlaylistParser {
         var bitrate: Int?
         for line in lines {
             func fail(_ message: String) -> PlaylistParseError { PlaylistParseError(line: line.number, message: message) }
+            func outOfBounds(_ message: String) -> PlaylistParseError {
+                PlaylistParseError(line: line.number, message: message, isOutOfBounds: true)
+            }
             switch line.kind {
             case let .tag(name, value):
                 let v = value ?? ""
                 switch name {
                 case "#EXT-X-VERSION":
-                    guard let n = Int(v) else { throw fail("EXT-X-VERSION '\(v)' is not an integer") }
-                    playlist.version = n
+                    playlist.version = try PlaylistNumber.required(v, "EXT-X-VERSION", line: line.number)
                 case "#EXT-X-TARGETDURATION":
-                    guard let n = Int(v) else { throw fail("EXT-X-TARGETDURATION '\(v)' is not an integer") }
+                    let n = try PlaylistNumber.required(v, "EXT-X-TARGETDURATION", line: line.number)
+                    guard Double(n) <= PlaylistNumber.largestSeconds else {
+                        throw outOfBounds("EXT-X-TARGETDURATION \(n) is longer than livefilter reads (at most \(Int(PlaylistNumber.largestSeconds)) s)")
+                    }
                     playlist.targetDuration = n
                     sawTarget = true
                 case "#EXT-X-MEDIA-SEQUENCE":
-                    guard let n = Int(v) else { throw fail("EXT-X-MEDIA-SEQUENCE '\(v)' is not an integer") }
-                    playlist.mediaSequence = n
+                    playlist.mediaSequence = try PlaylistNumber.required(v, "EXT-X-MEDIA-SEQUENCE", line: line.number)
                 case "#EXT-X-DISCONTINUITY-SEQUENCE":
-                    playlist.discontinuitySequence = Int(v) ?? 0
+                    playlist.discontinuitySequence = try PlaylistNumber.required(v, "EXT-X-DISCONTINUITY-SEQUENCE", line: line.number)
                 case "#EXT-X-PLAYLIST-TYPE":
                     playlist.playlistType = PlaylistType(rawValue: v)
                 case "#EXT-X-INDEPENDENT-SEGMENTS":
@@ -57,8 +61,12 @@ extension PlaylistParser {
                     currentMap = section.isSameResource(as: playlist.map) ? nil : section
                 case "#EXTINF":
                     let parts = v.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
-                    guard let d = Double(parts[0].trimmingCharacters(in: .whitespaces)) else {
-                        throw fail("EXTINF duration '\(parts[0])' is not a number")
+                    let text = parts[0].trimmingCharacters(in: .whitespaces)
+                    guard let d = PlaylistNumber.seconds(text) else {
+                        if let value = Double(text), value.isFinite, value > PlaylistNumber.largestSeconds {
+                            throw outOfBounds("EXTINF duration \(text.prefix(40)) is longer than livefilter reads (at most \(Int(PlaylistNumber.largestSeconds)) s)")
+                        }
+                        throw fail("EXTINF duration '\(parts[0].prefix(40))' is not a number of seconds from 0 to \(Int(PlaylistNumber.largestSeconds))")
                     }
                     pending = (d, parts.count > 1 ? String(parts[1]) : "", line.number)
                 case "#EXT-X-PROGRAM-DATE-TIME":
@@ -73,9 +81,9 @@ extension PlaylistParser {
                 case "#EXT-X-GAP":
                     pendingGap = true
                 case "#EXT-X-BITRATE":
-                    if let rate = Int(v), rate >= 0 { bitrate = rate }
+                    if let rate = PlaylistNumber.integer(v) { bitrate = rate }
                 case "#EXT-X-PART-INF":
-                    playlist.partTarget = HLSAttributeList.parse(v)?["PART-TARGET"].flatMap { Double($0.value) }.flatMap { $0.isFinite ? $0 : nil }
+                    playlist.partTarget = HLSAttributeList.parse(v)?["PART-TARGET"].flatMap { PlaylistNumber.seconds($0.value) }
                 case "#EXT-X-SERVER-CONTROL":
                     playlist.serverControl = serverControl(HLSAttributeList.parse(v) ?? [])
                 case "#EXT-X-SKIP":
@@ -83,8 +91,8 @@ extension PlaylistParser {
                     guard playlist.segments.isEmpty, pendingParts.isEmpty, pending == nil else {
                         throw fail("EXT-X-SKIP must replace the first segments: it comes after a segment")
                     }
-                    guard let attributes = HLSAttributeList.parse(v), let count = attributes["SKIPPED-SEGMENTS"].flatMap({ Int($0.value) }),
-                          count >= 0 else { throw fail("EXT-X-SKIP needs a decimal-integer SKIPPED-SEGMENTS") }
+                    guard let attributes = HLSAttributeList.parse(v), let count = attributes["SKIPPED-SEGMENTS"].flatMap({ PlaylistNumber.integer($0.value) })
+                    else { throw fail("EXT-X-SKIP needs a decimal-integer SKIPPED-SEGMENTS") }
                     let removed = quotedString(attributes["RECENTLY-REMOVED-DATERANGES"]).map { $0.split(separator: "\t").map(String.init) }
                     playlist.skip = PlaylistSkip(skippedSegments: count, recentlyRemovedDateRanges: removed)
                 case "#EXT-X-PART":
@@ -123,11 +131,13 @@ extension PlaylistParser {
                                                            programDateTime: pendingDate, keys: keys, map: currentMap)
         }
         if !sawTarget { throw PlaylistParseError(line: 1, message: "EXT-X-TARGETDURATION is missing") }
-        // Every Media Sequence Number the model speaks of (and a request a few segments ahead) is an Int.
+        // Every Media Sequence Number the model speaks of (and a request a few segments ahead) stays
+        // within the bound the parser reads numbers to.
         let (count, countOverflow) = (playlist.skip?.skippedSegments ?? 0).addingReportingOverflow(playlist.segments.count)
         let (last, overflow) = playlist.mediaSequence.addingReportingOverflow(count)
-        if countOverflow || overflow || last > Int.max - 3 {
-            throw PlaylistParseError(line: 1, message: "EXT-X-MEDIA-SEQUENCE \(playlist.mediaSequence) is too large for its segments")
+        if countOverflow || overflow || last > PlaylistNumber.largestInteger {
+            throw PlaylistParseError(line: 1, message: "EXT-X-MEDIA-SEQUENCE \(playlist.mediaSequence) is too large for its segments",
+                                     isOutOfBounds: true)
         }
         return playlist
     }
@@ -178,7 +188,7 @@ extension PlaylistParser {
     private static func part(_ value: String, line: Int, after previous: PartialSegment?) throws(PlaylistParseError) -> PartialSegment {
         func fail(_ message: String) -> PlaylistParseError { PlaylistParseError(line: line, message: message) }
         guard let a = HLSAttributeList.parse(value), let uri = quotedString(a["URI"]),
-              let duration = a["DURATION"].flatMap({ Double($0.value) }), duration.isFinite, duration >= 0 else {
+              let duration = a["DURATION"].flatMap({ PlaylistNumber.seconds($0.value) }) else {
             throw fail("EXT-X-PART needs a URI and a DURATION")
         }
         var part = PartialSegment(duration: duration, uri: uri, independent: a["INDEPENDENT"]?.value == "YES",
@@ -201,7 +211,7 @@ extension PlaylistParser {
     }
 
     private static func serverControl(_ a: [HLSAttribute]) -> ServerControl {
-        func seconds(_ name: String) -> Double? { a[name].flatMap { Double($0.value) }.flatMap { $0.isFinite ? $0 : nil } }
+        func seconds(_ name: String) -> Double? { a[name].flatMap { PlaylistNumber.seconds($0.value) } }
         return ServerControl(canSkipUntil: seconds("CAN-SKIP-UNTIL"), canSkipDateRanges: a["CAN-SKIP-DATERANGES"]?.value == "YES",
                              holdBack: seconds("HOLD-BACK"), partHoldBack: seconds("PART-HOLD-BACK"),
                              canBlockReload: a["CAN-BLOCK-RELOAD"]?.value == "YES")
@@ -211,14 +221,17 @@ extension PlaylistParser {
     private static func preloadHint(_ value: String) -> PreloadHint? {
         guard let a = HLSAttributeList.parse(value), let type = a["TYPE"].flatMap({ PreloadHint.Kind(rawValue: $0.value) }),
               let uri = quotedString(a["URI"]) else { return nil }
-        let start = a["BYTERANGE-START"].map { Int($0.value) }, length = a["BYTERANGE-LENGTH"].map { Int($0.value) }
+        let start = a["BYTERANGE-START"].map { PlaylistNumber.integer($0.value) }
+        let length = a["BYTERANGE-LENGTH"].map { PlaylistNumber.integer($0.value) }
         if start == .some(nil) || length == .some(nil) { return nil }
+        // A range whose end is past the largest offset cannot be asked for.
+        if let s = start ?? nil, let l = length ?? nil, s + l > PlaylistNumber.largestInteger { return nil }
         return PreloadHint(type: type, uri: uri, byteRangeStart: start ?? nil, byteRangeLength: length ?? nil)
     }
 
     private static func renditionReport(_ value: String) -> RenditionReport? {
         guard let a = HLSAttributeList.parse(value), let uri = quotedString(a["URI"]) else { return nil }
-        let msn = a["LAST-MSN"].map { Int($0.value) }, part = a["LAST-PART"].map { Int($0.value) }
+        let msn = a["LAST-MSN"].map { PlaylistNumber.integer($0.value) }, part = a["LAST-PART"].map { PlaylistNumber.integer($0.value) }
         if msn == .some(nil) || part == .some(nil) { return nil }
         return RenditionReport(uri: uri, lastMediaSequenceNumber: msn ?? nil, lastPartIndex: part ?? nil)
     }
@@ -232,9 +245,11 @@ private func quotedString(_ attribute: HLSAttribute?) -> String? {
 }
 
 extension ByteRange {
-    /// This range starting right after `previous` (which has an offset); nil if the offset overflows.
+    /// This range starting right after `previous` (which has an offset); nil if its end would pass
+    /// the largest offset read (`PlaylistNumber.largestInteger`), so no sum on it can overflow.
     func following(_ previous: ByteRange) -> ByteRange? {
-        let (end, overflow) = (previous.offset ?? 0).addingReportingOverflow(previous.length)
-        return overflow ? nil : ByteRange(length: length, offset: end)
+        let (end, o1) = (previous.offset ?? 0).addingReportingOverflow(previous.length)
+        let (last, o2) = end.addingReportingOverflow(length)
+        return o1 || o2 || last > PlaylistNumber.largestInteger ? nil : ByteRange(length: length, offset: end)
     }
 }

@@ -18,10 +18,11 @@ public struct ByteRange: Sendable, Equatable, CustomStringConvertible {
 
     public init?(parsing text: some StringProtocol) {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let n = Int(parts[0]), n >= 0 else { return nil }
+        // decimal-integers (RFC 8216 §4.3.2.2), bounded: an offset plus a length never overflows.
+        guard parts.count <= 2, let n = PlaylistNumber.integer(parts[0]) else { return nil }
         length = n
         if parts.count == 2 {
-            guard let o = Int(parts[1]), o >= 0 else { return nil }
+            guard let o = PlaylistNumber.integer(parts[1]), o + n <= PlaylistNumber.largestInteger else { return nil }
             offset = o
         }
     }
@@ -198,7 +199,8 @@ public struct Resolution: Sendable, Equatable, CustomStringConvertible {
     public init?(parsing text: some StringProtocol) {
         let parts = text.split(separator: "x", omittingEmptySubsequences: false)
         guard parts.count == 2, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }),
-              let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+              let w = PlaylistNumber.integer(parts[0]), let h = PlaylistNumber.integer(parts[1]), w > 0, h > 0,
+              w <= PlaylistNumber.largestDimension, h <= PlaylistNumber.largestDimension else { return nil }
         width = w
         height = h
     }

@@ -100,6 +100,9 @@ extension Array where Element == HLSAttribute {
 public struct PlaylistParseError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int
     public var message: String
+    /// A number is well formed but beyond what livefilter reads (`PlaylistNumber`): the input is
+    /// refused, rather than not a playlist.
+    public var isOutOfBounds = false
     public var description: String { "line \(line): \(message)" }
 }
 
@@ -139,7 +142,7 @@ public enum PlaylistParser {
             switch line.kind {
             case let .tag(name, value):
                 switch name {
-                case "#EXT-X-VERSION": playlist.version = Int(value ?? "")
+                case "#EXT-X-VERSION": playlist.version = PlaylistNumber.integer(value ?? "")
                 case "#EXT-X-INDEPENDENT-SEGMENTS": playlist.independentSegments = true
                 case "#EXT-X-STREAM-INF":
                     guard let attributes = HLSAttributeList.parse(value ?? "") else {
@@ -158,20 +161,20 @@ public enum PlaylistParser {
                     playlist.media.append(AlternativeRendition(
                         kind: kind, groupID: group.value, name: name.value, language: a["LANGUAGE"].flatMap { $0.isQuoted ? $0.value : nil },
                         isDefault: a["DEFAULT"]?.value == "YES", autoselect: a["AUTOSELECT"]?.value == "YES",
-                        channels: a["CHANNELS"].flatMap { Int($0.value.split(separator: "/").first ?? "") },
+                        channels: a["CHANNELS"].flatMap { PlaylistNumber.integer($0.value.split(separator: "/").first ?? "") },
                         uri: a["URI"].flatMap { $0.isQuoted ? $0.value : nil } ?? ""))
                 default: break
                 }
             case let .uri(uri):
                 guard let info = pending else { continue }
-                guard let bandwidth = info.attributes["BANDWIDTH"].flatMap({ Int($0.value) }) else {
-                    throw PlaylistParseError(line: info.line, message: "EXT-X-STREAM-INF has no BANDWIDTH")
+                guard let bandwidth = info.attributes["BANDWIDTH"].flatMap({ PlaylistNumber.integer($0.value) }) else {
+                    throw PlaylistParseError(line: info.line, message: "EXT-X-STREAM-INF has no BANDWIDTH decimal-integer (at most 2^53 − 1)")
                 }
                 let a = info.attributes
                 playlist.variants.append(VariantStream(
-                    bandwidth: bandwidth, averageBandwidth: a["AVERAGE-BANDWIDTH"].flatMap { Int($0.value) },
+                    bandwidth: bandwidth, averageBandwidth: a["AVERAGE-BANDWIDTH"].flatMap { PlaylistNumber.integer($0.value) },
                     resolution: a["RESOLUTION"].flatMap { Resolution(parsing: $0.value) },
-                    frameRate: a["FRAME-RATE"].flatMap { Double($0.value) }, codecs: a["CODECS"]?.value,
+                    frameRate: a["FRAME-RATE"].flatMap { Double($0.value) }.flatMap { $0.isFinite && $0 > 0 && $0 <= 1_000 ? $0 : nil }, codecs: a["CODECS"]?.value,
                     audioGroup: a["AUDIO"].flatMap { $0.isQuoted ? $0.value : nil }, uri: uri, line: info.line))
                 pending = nil
             case .comment, .blank:

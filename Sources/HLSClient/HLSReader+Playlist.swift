@@ -30,15 +30,21 @@ extension HLSReader {
                 loaded = media.skip == nil ? media : try playlist.applying(delta: media)
             } catch {
                 if Task.isCancelled { return }
+                // A number out of bounds (or a reference refused) is the origin's doing, not a hiccup: the input is refused.
+                if let parse = error as? PlaylistParseError, parse.isOutOfBounds {
+                    feed.finish(.failed(HLSInputError(parsing: parse, url: info.playlistURL.absoluteString)))
+                    latest.close()
+                    return
+                }
                 statistics.reloadFailed()
                 failures += 1
                 // One line for a run of failures; the stall timeout decides when the input has gone.
-                if failures == 1 { options.warn("reloading the playlist \(info.playlistURL.absoluteString) failed (\(error)); retrying") }
+                if failures == 1 { options.warn("reloading the playlist \(info.playlistURL.absoluteString.forMessages) failed (\(error)); retrying") }
                 let backoff = Duration.milliseconds(min(2_000, 100 << min(failures, 5)))
                 try? await Task.sleep(for: directives == nil ? max(backoff, target / 2) : backoff)
                 continue
             }
-            if failures > 0 { options.warn("the playlist \(info.playlistURL.absoluteString) answers again after \(failures) failed reloads") }
+            if failures > 0 { options.warn("the playlist \(info.playlistURL.absoluteString.forMessages) answers again after \(failures) failed reloads") }
             failures = 0
             statistics.reloaded(blocking: directives != nil)
             let newSegments = Self.segmentsAdded(from: playlist, to: loaded)

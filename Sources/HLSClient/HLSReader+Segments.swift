@@ -178,6 +178,11 @@ extension HLSReader {
         state.consecutiveFailures += 1
         var reason = error.description
         if reason.hasPrefix(error.url + ": ") { reason.removeFirst(error.url.count + 2) }
+        // A reference livefilter does not follow (a local file, a private address) will not change on retry:
+        // the origin is refused, not skipped segment after segment.
+        if case .refused = error.kind {
+            throw HLSInputError.refused(info.inputURL, reason: "segment \(msn) (\(url.absoluteString.forMessages)): \(reason)")
+        }
         options.warn("segment \(msn) (\(url.absoluteString.forMessages)) skipped: \(reason)" + (attempts > 1 ? " (\(attempts) attempts)" : ""))
         if !info.isLive, state.consecutiveFailures >= options.consecutiveFailuresAllowed {
             throw HLSInputError.segmentsFailing(info.inputURL, reason: "\(state.consecutiveFailures) segments in a row failed; the last: \(error)")

@@ -13,6 +13,9 @@ public struct HLSReaderOptions: Sendable {
     public var feedCapacity = 48 << 20
     /// A VOD input fails after this many segments in a row could not be read.
     public var consecutiveFailuresAllowed = 3
+    /// Whether a remote playlist's references may reach loopback, link-local and private addresses:
+    /// nil decides by the input (yes when it is itself on such an address), as `--allow-private-networks`.
+    public var allowPrivateNetworks: Bool?
     /// One line per fault the run survives (a segment skipped, a restarted origin).
     public var warn: @Sendable (String) -> Void = { _ in }
     public init() {}
@@ -71,6 +74,10 @@ public final class HLSReader: Sendable {
         self.initial = playlist
         self.initialLoad = loaded
         self.fetcher = fetcher
+        // Every warning names URLs from the origin: secrets hidden, control characters escaped, here once.
+        var options = options
+        let warn = options.warn
+        options.warn = { warn($0.forLogs) }
         self.options = options
         feed = ByteFeed(capacity: options.feedCapacity)
         statistics = HLSReaderStatistics()
@@ -88,11 +95,13 @@ public final class HLSReader: Sendable {
             url = input.lowercased().hasPrefix("file:") ? (URL(string: input) ?? URL(fileURLWithPath: String(input.dropFirst(5))))
                                                        : URL(fileURLWithPath: input)
         }
-        let fetcher = ResourceFetcher(ioTimeout: options.ioTimeout, maxRedirects: options.maxRedirects, networkOnly: isNetwork)
+        let access = await NetworkAccess.forInput(url, allowPrivateNetworks: options.allowPrivateNetworks)
+        let fetcher = ResourceFetcher(ioTimeout: options.ioTimeout, maxRedirects: options.maxRedirects, access: access)
         var loadStarted = ContinuousClock.now
-        let (text, finalURL) = try await fetchPlaylist(url, input: input, fetcher: fetcher)
+        // The input is the operator's to name; what it references (its redirects too) is checked.
+        let (text, finalURL) = try await fetchPlaylist(url, input: input, fetcher: fetcher, checked: false)
         let parsed: Playlist
-        do { parsed = try PlaylistParser.parse(text) } catch { throw .notPlaylist(input, reason: error.description) }
+        do { parsed = try PlaylistParser.parse(text) } catch { throw HLSInputError(parsing: error, url: input) }
 
         var media: MediaPlaylist
         var mediaURL = finalURL
@@ -121,7 +130,12 @@ public final class HLSReader: Sendable {
             if let group = variant.audioGroup {
                 let renditions = master.media.filter { $0.kind == .audio && $0.groupID == group && !$0.uri.isEmpty }
                 if let chosen = renditions.first(where: \.isDefault) ?? renditions.first {
-                    audioRendition = URL(string: chosen.uri, relativeTo: finalURL)?.absoluteURL
+                    guard let rendition = URL(string: chosen.uri, relativeTo: finalURL)?.absoluteURL else {
+                        throw .notPlaylist(input, reason: "the audio rendition URI '\(chosen.uri.forMessages)' is not a valid URL")
+                    }
+                    // Read by a reader of its own (MediaIO), which takes it as an input: checked here, as a reference.
+                    do { try await fetcher.check(rendition) } catch { throw .refused(input, reason: "its audio rendition \(error.description)") }
+                    audioRendition = rendition
                 }
             }
             let variantText: String
@@ -130,6 +144,7 @@ public final class HLSReader: Sendable {
                 (variantText, mediaURL) = try await fetchPlaylist(variantURL, input: variantURL.absoluteString, fetcher: fetcher)
             } catch {
                 if case .notFound = error { throw error }
+                if case .refused = error { throw error }
                 let seconds = HLSNumber.shortest(Double(options.ioTimeout.components.seconds))
                 var why = error.description
                 if case let .unreadable(_, reason) = error { why = reason }
@@ -143,6 +158,8 @@ public final class HLSReader: Sendable {
                 media = m
             } catch let error as HLSInputError {
                 throw error
+            } catch let error as PlaylistParseError {
+                throw HLSInputError(parsing: error, url: variantURL.absoluteString)
             } catch {
                 throw .notPlaylist(variantURL.absoluteString, reason: "\(error)")
             }
@@ -163,13 +180,15 @@ public final class HLSReader: Sendable {
         return HLSReader(info: info, playlist: media, loaded: loadStarted, fetcher: fetcher, options: options)
     }
 
-    static func fetchPlaylist(_ url: URL, input: String, fetcher: ResourceFetcher) async throws(HLSInputError) -> (String, URL) {
+    static func fetchPlaylist(_ url: URL, input: String, fetcher: ResourceFetcher,
+                              checked: Bool = true) async throws(HLSInputError) -> (String, URL) {
         let bytes: [UInt8], final: URL
         do {
-            (bytes, final) = try await fetcher.data(url, maxBytes: 8 << 20)
+            (bytes, final) = try await fetcher.data(url, maxBytes: 8 << 20, checked: checked)
         } catch {
             switch error.kind {
             case .notFound: throw .notFound(input)
+            case .refused: throw .refused(input, reason: error.description)
             case .tooLarge: throw .notPlaylist(input, reason: "it is larger than 8 MB; not a playlist")
             default:
                 var reason = error.description

@@ -59,12 +59,16 @@ extension String {
 public final class ResourceFetcher: Sendable {
     private let client: HTTPClient
     public let ioTimeout: Duration
-    /// A playlist that came over the network may reference network resources only.
-    private let networkOnly: Bool
+    /// Where references may lead (local files, private addresses): checked on every URL and redirect.
+    public let access: NetworkAccess
+    private let maxRedirects: Int
+    /// Hosts already checked against `access.privateNetworks`: whether each may be reached.
+    private let checkedHosts = Mutex<[String: Bool]>([:])
 
-    public init(ioTimeout: Duration, maxRedirects: Int, networkOnly: Bool) {
+    public init(ioTimeout: Duration, maxRedirects: Int, access: NetworkAccess) {
+        // Redirects are followed here, not by the client, so each hop's address is checked too.
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: maxRedirects > 0 ? .follow(max: maxRedirects, allowCycles: false) : .disallow,
+            redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Int64(ioTimeout / .nanoseconds(1)))))
         configuration.httpVersion = .automatic
         // Idle connections stay for the next request (keep-alive); a live input asks every few seconds.
@@ -73,7 +77,8 @@ public final class ResourceFetcher: Sendable {
         configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.ioTimeout = ioTimeout
-        self.networkOnly = networkOnly
+        self.access = access
+        self.maxRedirects = max(0, maxRedirects)
     }
 
     deinit {
@@ -81,25 +86,46 @@ public final class ResourceFetcher: Sendable {
         try? client.syncShutdown()
     }
 
-    /// Whether `url` may be read: http(s) always; a local file only for a local playlist.
-    public func check(_ url: URL) throws(FetchError) {
+    /// Whether `url` may be read: http(s) to a host `access` allows; a local file only for a local
+    /// playlist; nothing else (`data:`, `ftp:`, …).
+    public func check(_ url: URL) async throws(FetchError) {
         switch url.scheme?.lowercased() {
-        case "http", "https": return
+        case "http", "https":
+            guard !access.privateNetworks else { return }
+            let host = url.host ?? ""
+            if let allowed = checkedHosts.withLock({ $0[host] }) {
+                if allowed { return }
+                throw Self.privateRefusal(url, address: nil)
+            }
+            let addresses = await HostAddresses.resolve(host)
+            // A host that does not resolve fails as the request would; one that does must be public all through.
+            let inside = addresses.first { !$0.isPublic }
+            checkedHosts.withLock { if $0.count < 1024 { $0[host] = inside == nil } }
+            if let inside { throw Self.privateRefusal(url, address: inside) }
         case "file", nil:
-            if networkOnly { throw FetchError(kind: .refused("a playlist read over the network may not reference local files"), url: url.absoluteString) }
+            if !access.localFiles {
+                throw FetchError(kind: .refused("a playlist read over the network may not reference local files"), url: url.absoluteString)
+            }
         default:
             throw FetchError(kind: .refused("the scheme '\(url.scheme ?? "")' is not supported (http, https or a local file)"), url: url.absoluteString)
         }
+    }
+
+    private static func privateRefusal(_ url: URL, address: IPAddress?) -> FetchError {
+        let at = address.map { " (\($0))" } ?? ""
+        return FetchError(kind: .refused("its host\(at) is a loopback, link-local or private address, which a playlist from a public "
+                                         + "origin may not reach (--allow-private-networks for a trusted origin)"), url: url.absoluteString)
     }
 
     /// A whole small resource (a playlist, a key, an initialization section) and the URL it came
     /// from after redirects (relative references resolve against that one).
     /// - Parameter headTimeout: how long the server may hold the request before answering (a
     ///   blocking playlist reload); the body then has the idle timeout.
-    public func data(_ url: URL, range: ByteRange? = nil, maxBytes: Int, headTimeout: Duration? = nil) async throws(FetchError) -> (bytes: [UInt8], url: URL) {
+    public func data(_ url: URL, range: ByteRange? = nil, maxBytes: Int, headTimeout: Duration? = nil,
+                     checked: Bool = true) async throws(FetchError) -> (bytes: [UInt8], url: URL) {
         let bytes = Mutex<[UInt8]>([])
         let name = url.absoluteString
-        let final = try await stream(url, range: range, headTimeout: headTimeout) { chunk in
+        let final = try await stream(url, range: range, headTimeout: headTimeout, checked: checked) { chunk in
             try bytes.withLock { (bytes: inout [UInt8]) throws(FetchError) in
                 if bytes.count + chunk.readableBytes > maxBytes { throw FetchError(kind: .tooLarge(limit: maxBytes), url: name) }
                 bytes.append(contentsOf: chunk.readableBytesView)
@@ -111,22 +137,45 @@ public final class ResourceFetcher: Sendable {
     /// Streams a resource's body to `deliver` as it arrives; returns the URL after redirects.
     /// - Parameter deadline: the whole body must have arrived by then (a trickling server is an error).
     @discardableResult
+    /// - Parameter checked: false only for the input the operator named (its references are checked).
     public func stream(_ url: URL, range: ByteRange? = nil, headTimeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil,
-                       deliver: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
-        try check(url)
+                       checked: Bool = true, deliver: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
+        if checked { try await check(url) }
         if url.isFileURL || url.scheme == nil { return try await readFile(url, range: range, deliver: deliver) }
-        var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = .GET
-        if let range, let offset = range.offset {
-            request.headers.add(name: "Range", value: "bytes=\(offset)-\(offset + range.length - 1)")
-        }
         let watchdog = Watchdog(idle: ioTimeout, first: headTimeout.map { $0 + ioTimeout } ?? ioTimeout, deadline: deadline)
         let name = url.absoluteString
-        let prepared = request
         do {
             return try await watchdog.run { () async throws -> URL in
-                let response = try await self.client.execute(prepared, timeout: .hours(24))
-                watchdog.progress()
+                var name = name
+                var current = url
+                var visited: Set<String> = [url.absoluteString]
+                var response: HTTPClientResponse
+                while true {
+                    var request = HTTPClientRequest(url: current.absoluteString)
+                    request.method = .GET
+                    if let range, let offset = range.offset {
+                        // Bounded by the parser (PlaylistNumber): no overflow; an empty range asks for nothing.
+                        guard range.length > 0 else { return current }
+                        request.headers.add(name: "Range", value: "bytes=\(offset)-\(offset + range.length - 1)")
+                    }
+                    response = try await self.client.execute(request, timeout: .hours(24))
+                    watchdog.progress()
+                    guard [301, 302, 303, 307, 308].contains(response.status.code) else { break }
+                    // A redirect is a reference like any other: the same checks, each hop.
+                    guard self.maxRedirects > 0 else { throw FetchError(kind: .transport("redirected, and --max-redirects is 0"), url: name) }
+                    guard visited.count <= self.maxRedirects else { throw FetchError(kind: .transport("too many redirects (--max-redirects)"), url: name) }
+                    guard let location = response.headers.first(name: "location"),
+                          let next = URL(string: location, relativeTo: current)?.absoluteURL else {
+                        throw FetchError(kind: .transport("a redirect without a usable Location"), url: name)
+                    }
+                    guard visited.insert(next.absoluteString).inserted else { throw FetchError(kind: .transport("a redirect loop"), url: name) }
+                    guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                        throw FetchError(kind: .refused("redirected to '\(next.absoluteString.forMessages)', which is not http(s)"), url: name)
+                    }
+                    try await self.check(next)
+                    current = next
+                    name = next.absoluteString
+                }
                 switch response.status.code {
                 case 200..<300: break
                 case 404: throw FetchError(kind: .notFound, url: name)
@@ -158,7 +207,7 @@ public final class ResourceFetcher: Sendable {
                 if let left = remaining, left != 0 {
                     throw FetchError(kind: .transport("the resource ends before the byte range does"), url: name)
                 }
-                return response.url ?? url
+                return current
             }
         } catch let error as FetchError {
             throw error
@@ -185,11 +234,19 @@ public final class ResourceFetcher: Sendable {
 
     private func readFile(_ url: URL, range: ByteRange?, deliver: @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
         let path = url.isFileURL ? url.path : url.absoluteString
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw FetchError(kind: exists ? .transport("permission denied") : .notFound, url: path)
+        // O_NONBLOCK: opening a FIFO does not wait for a writer; only a regular file is read (a FIFO
+        // or a device could hold the read for ever, where no --io-timeout reaches).
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw FetchError(kind: code == ENOENT || code == ENOTDIR ? .notFound : .transport(String(cString: strerror(code))), url: path)
         }
-        defer { try? handle.close() }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw FetchError(kind: .refused("not a regular file (a FIFO, a device or a folder is not read)"), url: path)
+        }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         var remaining = range?.length ?? Int.max
         if let offset = range?.offset {
             do { try handle.seek(toOffset: UInt64(offset)) } catch { throw FetchError(kind: .transport("cannot seek to \(offset)"), url: path) }

@@ -75,6 +75,7 @@ final class HLSInput {
             case let .notPlaylist(u, reason): return .notMediaFile(u, reason: reason)
             case let .unreadable(u, reason): return .inputUnreadable(u, reason: reason)
             case let .segmentsFailing(u, reason): return .inputUnreadable(u, reason: reason)
+            case let .refused(u, reason): return .inputRefused(u, reason: reason)
             }
         case .cancelled?: return .inputUnreadable(url, reason: "reading was stopped")
         default: return .notMediaFile(url, reason: before ? "the playlist has no media to read" : "the stream ended")

@@ -19,5 +19,8 @@ public struct InputOptions: Sendable {
     public var listen = false
     /// A listener off loopback takes publishers with no stream key or passphrase (`--listen-unauthenticated`).
     public var listenUnauthenticated = false
+    /// Whether a remote HLS playlist's references may reach loopback, link-local and private
+    /// addresses; nil: yes only when the input is itself on such an address (`--allow-private-networks`).
+    public var allowPrivateNetworks: Bool?
     public init() {}
 }

@@ -17,6 +17,9 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
     case invalidSettings(String)
     /// The input asks for more work than allowed (--max-pixels).
     case inputTooLarge(String, reason: String)
+    /// The input's origin asks for what livefilter does not do for it: a playlist number out of
+    /// bounds, a local file or a private address referenced from a remote playlist.
+    case inputRefused(String, reason: String)
     /// The output's file system is full (or the file hit a size limit).
     case diskFull(String)
     /// A live input delivered nothing for too long.
@@ -43,6 +46,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .invalidSettings(reason): "invalid settings: \(reason)"
         case let .diskFull(path): "no space left writing '\(path)'"
         case let .inputTooLarge(url, reason): "input '\(url.redactingSecrets)' is refused: \(reason)"
+        case let .inputRefused(url, reason): "input '\(url.redactingSecrets)' is refused: \(reason)"
         case let .inputStalled(url, seconds): "input '\(url.redactingSecrets)' delivered nothing for \(seconds) s; the output was finished with what arrived"
         case let .processing(error): error.description
         case let .inputChanged(url, reason): "input '\(url.redactingSecrets)' is not the input the plan was made from: \(reason)"
@@ -65,6 +69,7 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unsupportedOutput: "use .mp4, .mov, .mkv, .ts, .m3u8 or a PNG pattern such as frames/%05d.png"
         case .invalidSettings: "see livefilter run --help"
         case .inputTooLarge: "raise --max-pixels if the input is trusted"
+        case .inputRefused: "ask the origin to fix its playlist, or pass --allow-private-networks if the origin is yours and on a private network"
         case .diskFull: "free space on the output's file system, or write elsewhere"
         case .inputStalled: "check that the stream is still being published, raise --input-loss-after, or keep the channel up with --on-input-loss hold"
         case .processing: "the input may be damaged; run with a different input or report the problem"

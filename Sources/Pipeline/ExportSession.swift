@@ -135,7 +135,7 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         case let .media(m):
             kind = switch m {
             case .inputNotFound, .inputUnreadable, .inputChanged: .inputUnreadable
-            case .notMediaFile, .decoderMissing, .inputTooLarge, .noVideoFrames: .notMedia
+            case .notMediaFile, .decoderMissing, .inputTooLarge, .inputRefused, .noVideoFrames: .notMedia
             case .noVideoStream: .noVideoTrack
             case .encoderMissing: .encoderMissing
             case .outputFolderMissing, .outputNotWritable, .unsupportedOutput: .outputNotWritable

@@ -48,7 +48,7 @@ struct CommandFailure: Error {
         case .invalidSettings, .unsupportedOutput: .usage
         case .encoderMissing, .processing: .processingFailed
         case .inputStalled: .inputStalled
-        case .inputTooLarge: .inputTooLarge
+        case .inputTooLarge, .inputRefused: .inputTooLarge
         case .noVideoFrames: .noVideoFrames
         case .diskFull: .outputNotWritable
         case .inputChanged: .inputChanged

@@ -104,6 +104,11 @@ struct JobOptions: ParsableArguments {
     @Option(help: "Seconds a network read may make no progress before it fails (opening, and each packet of a network VOD, get 3 times this).")
     var ioTimeout: Double = 10
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Whether a remote HLS playlist may send requests to loopback, link-local (169.254.0.0/16: cloud metadata) and private addresses, its redirects included.",
+        discussion: "By default: no when the input is on a public address, yes when it is itself on a loopback or private one."))
+    var allowPrivateNetworks: Bool?
+
     @Option(help: "Refuse inputs whose pictures have more pixels than this.")
     var maxPixels: Int = 8192 * 4320
 
@@ -185,6 +190,7 @@ struct JobOptions: ParsableArguments {
         config.inputOptions.listen = listen
         config.inputOptions.listenUnauthenticated = listenUnauthenticated
         config.inputOptions.ioTimeout = .milliseconds(Int64(ioTimeout * 1000))
+        config.inputOptions.allowPrivateNetworks = allowPrivateNetworks
         config.maxDuration = maxDuration
         config.hls.segmentDuration = hlsTime
         config.hls.listSize = hlsListSize

@@ -8,7 +8,7 @@ extension EndToEnd {
     @Suite("Robustness: hostile HLS")
     struct RobustnessHLS {
         /// Documented exit codes a failed network input may end with.
-        static let inputFailureCodes: Set<Int32> = [4, 5, 6, 1]
+        static let inputFailureCodes: Set<Int32> = [4, 5, 6, 1, 10]
 
         /// A failure in bounded time: documented code, one error line, nothing at the output path.
         static func expectBoundedFailure(_ result: ProcessResult, seconds: Double, limit: Double, output: URL,
