@@ -56,15 +56,29 @@ public enum ChainChangeOutcome: Sendable {
 }
 
 /// `GET /chain` (the chain as text, or JSON with `Accept: application/json` or `?format=json`) and
-/// `PUT /chain` (text body: a new chain or parameter changes), answered when the change has taken
-/// effect with the tick it did at. With a token, every request needs `Authorization: Bearer TOKEN`.
-/// A change refused for the files it names is logged at warning, with the request.
+/// `PUT /chain` (a new chain or parameter changes, sent as `application/x-livefilter-chain`),
+/// answered when the change has taken effect with the tick it did at. With a token, every request
+/// needs `Authorization: Bearer TOKEN`, on loopback too. A change refused for the files it names is
+/// logged at warning, with the request.
+///
+/// Only the page this server serves, or a program, may change the chain; a web page elsewhere
+/// that the operator's browser opens may not:
+/// - `Host` must name the address served (421): for a loopback bind also `localhost`, `127.0.0.1`
+///   or `[::1]` with its port; for a wildcard bind (`0.0.0.0`, `::`) any name. A page on another
+///   site that has rebound its name to this address sends its own name.
+/// - A change with an `Origin` must come from the served origin, `http(s)://` + `Host` (403).
+/// - A change must be sent with `Content-Type: application/x-livefilter-chain` (415): no request
+///   a page may send without a CORS preflight (a form: text/plain, urlencoded, multipart) changes
+///   state, and this server answers no preflight.
 public struct ChainEndpoint: Sendable {
     public let controller: any ChainController
     public let token: String?
     let logger: Logger
     /// The largest body accepted: a chain is a line of text.
     public static let maxBodyBytes = 64 * 1024
+    /// The one content type a change is accepted in: not one a page may send cross-site without a
+    /// preflight.
+    public static let contentType = "application/x-livefilter-chain"
 
     public init(controller: any ChainController, token: String?, logger: Logger = Logger(label: "livefilter.chain")) {
         self.controller = controller
@@ -75,6 +89,19 @@ public struct ChainEndpoint: Sendable {
     /// The answer to `request` at `/chain`, nil for another path; `client` (its address) is for the log.
     public func respond(to request: Request, client: String? = nil) async throws -> Response? {
         guard request.uri.path == "/chain" else { return nil }
+        // Behind HTTPService the address served is known; elsewhere nothing can be checked, so nothing is answered.
+        guard let served = ServedConnection.current else {
+            return Self.text(.misdirectedRequest, "this endpoint is served by HTTPService only\n")
+        }
+        // HTTP/1's Host is the request's authority; a second Host header makes it ambiguous (refused).
+        let host = request.headers[HTTPField.Name("Host")!] == nil ? request.head.authority : nil
+        guard Self.hostServed(host, by: served) else {
+            return Self.text(.misdirectedRequest, "Host names another address than the one this server listens on (\(served.host):\(served.port))\n")
+        }
+        let changes = request.method == .put || request.method == .post
+        if changes, let origin = request.headers[.origin], !Self.sameOrigin(origin, host: host) {
+            return Self.text(.forbidden, "the chain changes only from this server's own page or a program, not from another site\n")
+        }
         let wantsJSON = request.headers[.accept]?.contains("application/json") == true
             || request.uri.queryParameters["format"].map(String.init) == "json"
         if let token, !Self.authorized(request.headers[.authorization], token: token) {
@@ -88,6 +115,10 @@ public struct ChainEndpoint: Sendable {
             let response = wantsJSON ? Self.json(.ok, state) : Self.text(.ok, state.chain + "\n")
             return request.method == .head ? Response(status: response.status, headers: response.headers) : response
         case .put, .post:
+            guard Self.isChainType(request.headers[.contentType]) else {
+                return Self.text(.unsupportedMediaType, "send the chain with Content-Type: \(Self.contentType)\n",
+                                 [.accept: Self.contentType])
+            }
             var body = request.body
             let buffer: ByteBuffer
             do {
@@ -145,6 +176,50 @@ public struct ChainEndpoint: Sendable {
             default: scalar == "\\" ? "\\\\" : String(scalar)
             }
         }.joined()
+    }
+
+    /// Whether `header` (the request's Host) names the address `served`.
+    static func hostServed(_ header: String?, by served: ServedConnection) -> Bool {
+        guard let header, let (name, port) = hostAndPort(header.lowercased()), port == served.port else { return false }
+        var bound = served.host.lowercased()
+        if bound.hasPrefix("["), bound.hasSuffix("]") { bound = String(bound.dropFirst().dropLast()) }
+        if ["", "0.0.0.0", "::", "0:0:0:0:0:0:0:0"].contains(bound) { return true }
+        if name == bound { return true }
+        let loopback = bound == "localhost" || bound.hasPrefix("127.") || bound == "::1"
+        return loopback && ["localhost", "127.0.0.1", "::1"].contains(name)
+    }
+
+    /// `example.com:8080` -> ("example.com", 8080); `[::1]:80` -> ("::1", 80); no port: 80.
+    static func hostAndPort(_ host: String) -> (String, Int)? {
+        var name = Substring(host), port = 80
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return nil }
+            let rest = name[name.index(after: close)...]
+            name = name[name.index(after: name.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let p = Int(rest.dropFirst()) else { return nil }
+                port = p
+            }
+        } else if let colon = name.lastIndex(of: ":") {
+            guard let p = Int(name[name.index(after: colon)...]) else { return nil }
+            (name, port) = (name[..<colon], p)
+        }
+        return name.isEmpty ? nil : (String(name), port)
+    }
+
+    /// Whether `origin` is the origin of a page this server served at `host` (the request's Host):
+    /// `http://HOST`, or `https://HOST` behind a proxy that ends TLS.
+    static func sameOrigin(_ origin: String, host: String?) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        let origin = origin.lowercased()
+        return origin == "http://" + host || origin == "https://" + host
+    }
+
+    /// Whether a Content-Type is the chain's own (parameters such as charset aside).
+    static func isChainType(_ header: String?) -> Bool {
+        guard let header else { return false }
+        let type = header.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces).lowercased()
+        return type == contentType
     }
 
     /// Compares in time independent of where the strings differ.

@@ -7,16 +7,54 @@ import NIOCore
 import ServiceLifecycle
 
 /// Bounds on what one server accepts. The defaults hold a few hundred players polling a live
-/// playlist; beyond them a client is told (503, 431) instead of hanging.
+/// playlist; beyond them a client is told (503, 429, 431) instead of hanging, and a socket that
+/// cannot be served is closed at once rather than held.
 public struct HTTPLimits: Sendable {
-    /// Open connections; one more is answered 503 and closed.
+    /// Open connections; one more is answered 503 and closed at once (but see `reservedForProbes`).
     public var maxConnections = 1024
+    /// Open connections from one client address; one more is answered 429 and closed at once, so
+    /// one address cannot take the whole budget. Players behind one NAT share it (a player holds
+    /// one or two); behind a reverse proxy on this machine every client is the proxy's address:
+    /// raise it to `maxConnections` there.
+    public var maxConnectionsPerClient = 64
+    /// Connections beyond `maxConnections` kept for health probes: such a connection is served only
+    /// a `GET`/`HEAD` of `/status/live` or `/status/ready` (anything else 503), must send it within
+    /// 2 s, and is closed after the answer. A full budget does not fail a liveness probe.
+    public var reservedForProbes = 4
     /// The request line plus headers; a larger request is answered 431 and closed.
     public var maxHeaderBytes = 16 * 1024
-    /// A connection idle this long (no request in progress) is closed.
+    /// A connection idle this long (no request in progress) is closed. A request head counts as
+    /// arrived only when complete, so a head sent a byte at a time is closed after this too.
     public var idleTimeout: Duration = .seconds(60)
+    /// A request's body must have arrived this long after its head, or the connection is closed.
+    public var bodyTimeout: Duration = .seconds(10)
+    /// A response the client does not read (the socket's buffers full, nothing drained) for this
+    /// long closes the connection. Progress resets it: a slow reader is served, a stalled one is not.
+    public var writeTimeout: Duration = .seconds(30)
 
     public init() {}
+}
+
+/// The connection a request arrived on, as `HTTPService` tells its handler's task: the address it
+/// serves (`/chain` checks `Host` and `Origin` against it) and the connection's end (a held
+/// low-latency request stops waiting when its client has gone).
+public struct ServedConnection: Sendable {
+    /// The host the server was bound to, as given (`127.0.0.1`, `0.0.0.0`, `::1`, a name).
+    public let host: String
+    /// The port the request arrived on.
+    public let port: Int
+    let end: ConnectionEnd?
+
+    /// Set by `HTTPService` for the duration of each request's handler; nil outside one.
+    @TaskLocal public static var current: ServedConnection?
+
+    public init(host: String, port: Int) {
+        (self.host, self.port, self.end) = (host, port, nil)
+    }
+
+    init(host: String, port: Int, end: ConnectionEnd?) {
+        (self.host, self.port, self.end) = (host, port, end)
+    }
 }
 
 /// Why a server did not start.
@@ -36,10 +74,16 @@ public enum ServingError: Error, CustomStringConvertible {
 public struct ServiceRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The port the request arrived on.
+    let localPort: Int?
+    /// Which connection (the server's table of connections knows it by this).
+    let connection: ObjectIdentifier
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        localPort = source.channel.localAddress?.port
+        connection = ObjectIdentifier(source.channel)
     }
 
     /// The client as a log says it: `127.0.0.1:53122`.
@@ -59,7 +103,7 @@ public final class HTTPService: Sendable {
     public let port: Int
     private let task: Task<Void, Never>
     private let group: ServiceGroup
-    private let connections: ConnectionGuard.Count
+    private let connections: ConnectionGuard.Table
     /// Run once the server has stopped (a folder watcher to close, say).
     private let onStop: (@Sendable () -> Void)?
 
@@ -67,7 +111,7 @@ public final class HTTPService: Sendable {
     /// Connections open now.
     public var openConnections: Int { connections.current }
 
-    private init(host: String, port: Int, task: Task<Void, Never>, group: ServiceGroup, connections: ConnectionGuard.Count,
+    private init(host: String, port: Int, task: Task<Void, Never>, group: ServiceGroup, connections: ConnectionGuard.Table,
                  onStop: (@Sendable () -> Void)?) {
         self.host = host
         self.port = port
@@ -89,18 +133,20 @@ public final class HTTPService: Sendable {
             quiet.logLevel = .warning
             return quiet
         }()
-        let connections = ConnectionGuard.Count()
-        let limit = limits.maxConnections
-        let idle = TimeAmount.nanoseconds(Int64(limits.idleTimeout.components.seconds) * 1_000_000_000
-            + limits.idleTimeout.components.attoseconds / 1_000_000_000)
+        let connections = ConnectionGuard.Table()
         let channel = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionGuard(count: connections, limit: limit)],
-            idleTimeout: idle,
+            additionalChannelHandlers: [ConnectionGuard(table: connections, limits: limits)],
+            idleTimeout: TimeAmount(limits.idleTimeout),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
                                             maxHeaderFieldCount: 256))
         let bound = BoundPort()
         let app = Application(
-            responder: CallbackResponder(callback: handler),
+            responder: CallbackResponder { (request: Request, context: ServiceRequestContext) in
+                // The handler (a chain endpoint's Host check, a held request) learns which address
+                // it serves and when its connection ends.
+                let served = ServedConnection(host: host, port: context.localPort ?? port, end: connections.end(of: context.connection))
+                return try await ServedConnection.$current.withValue(served) { try await handler(request, context) }
+            },
             server: .http1(configuration: channel),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "livefilter",
                                                     backlog: 1024),

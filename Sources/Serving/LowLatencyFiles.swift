@@ -7,7 +7,7 @@ import Synchronization
 // The serving half of Low-Latency HLS (rfc8216bis §6.2.5, §6.2.6): blocking playlist reload, Playlist
 // Delta Updates and preload-hinted parts, for a folder a writer publishes by rename. A held request
 // waits on the `PublicationBoard` (a suspended task, no thread), woken by the rename of the file it
-// waits for, and gives up after three Target Durations.
+// waits for, and gives up after three Target Durations, or at once when its client goes.
 //
 // Cache-Control follows rfc8216bis Appendix B.1 (the Low-Latency server configuration, which Apple's
 // "Enabling Low-Latency HLS" asks CDNs and origins to honour): successful responses to blocking
@@ -63,7 +63,7 @@ extension StaticFiles {
                     snapshot = current
                     break
                 }
-                guard await board.wait(ticket, until: deadline) else {
+                guard await hold(ticket, on: board, until: deadline) else {
                     return .answer(Self.text(.serviceUnavailable,
                                              "the playlist did not reach the requested segment or part within three target durations\n",
                                              refused))
@@ -107,7 +107,7 @@ extension StaticFiles {
                 return try await serve(file, info: info, cacheControl: Self.maxAge(6 * seconds), request: request, context: context,
                                        headers: headers)
             }
-            if await board.wait(ticket, until: deadline) { continue }
+            if await hold(ticket, on: board, until: deadline) { continue }
             if let info = FileInfo(path: file) {
                 return try await serve(file, info: info, cacheControl: Self.maxAge(6 * seconds), request: request, context: context,
                                        headers: headers)
@@ -120,6 +120,15 @@ extension StaticFiles {
             }
             return Self.text(.notFound, "not found: no longer hinted and never published\n", refused)
         }
+    }
+
+    /// Waits on `ticket` as `PublicationBoard.wait` does, and ends the wait (false) when the
+    /// request's connection ends: a client gone is not held for until the deadline.
+    func hold(_ ticket: PublicationBoard.Ticket, on board: PublicationBoard, until deadline: ContinuousClock.Instant) async -> Bool {
+        let end = ServedConnection.current?.end
+        let registration = end?.onClose { board.cancel(ticket) }
+        defer { if let registration { end?.remove(registration) } }
+        return await board.wait(ticket, until: deadline)
     }
 
     /// The live playlist in `file`'s folder whose EXT-X-PRELOAD-HINT names `file`.

@@ -226,7 +226,8 @@ enum PlayerPage {
           }
           async function send(text, reload) {
             const reply = document.getElementById('chainReply');
-            const r = await fetch('/chain', { method: 'PUT', body: text, headers: auth() });
+            const r = await fetch('/chain', { method: 'PUT', body: text,
+                                             headers: Object.assign({ 'Content-Type': '\(ChainEndpoint.contentType)' }, auth()) });
             const message = await r.text();
             reply.textContent = message;
             reply.className = r.ok ? '' : 'error';

@@ -48,7 +48,7 @@ import Testing
         #expect(before.status == 200 && String(decoding: before.body, as: UTF8.self) == "mirror horizontal\n")
         // Change the chain once the run is two seconds (60 ticks) into its output: seconds into the run.
         let going = try await LiveFilter.progress(of: child, "60 ticks") { $0.ticks >= 60 }
-        let reply = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: ["Accept": "application/json"],
+        let reply = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: Self.change(port).merging(["Accept": "application/json"]) { $1 },
                                         body: "mirror | grayscale", timeout: 20)
         #expect(reply.status == 200, "PUT: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         let applied = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
@@ -81,7 +81,7 @@ import Testing
                                                              "--realtime", "--chain", "blur 2 | rotate 90", "--quiet"])
         defer { child.send(SIGKILL) }
         func put(_ body: String) throws -> (Int, String) {
-            let r = try RawHTTP.request(port: port, "/chain", method: "PUT", body: body, timeout: 20)
+            let r = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: Self.change(port), body: body, timeout: 20)
             return (r.status, String(decoding: r.body, as: UTF8.self))
         }
         let (badStatus, bad) = try put("blur 2 | rotaet 90")
@@ -126,8 +126,13 @@ import Testing
         return folder
     }
 
+    /// A change as the served page sends one: the chain's content type, from the served origin.
+    static func change(_ port: Int) -> [String: String] {
+        ["Content-Type": "application/x-livefilter-chain", "Origin": "http://127.0.0.1:\(port)"]
+    }
+
     static func put(_ body: String, port: Int, json: Bool = false) throws -> (status: Int, text: String) {
-        let r = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: json ? ["Accept": "application/json"] : [:], body: body,
+        let r = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: Self.change(port).merging(json ? ["Accept": "application/json"] : [:]) { $1 }, body: body,
                                     timeout: 20)
         return (r.status, String(decoding: r.body, as: UTF8.self))
     }
@@ -228,7 +233,7 @@ import Testing
         #expect(anonymous.status == 401 && anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
         let wrong = try RawHTTP.request(port: port, "/chain", headers: ["Authorization": "Bearer s3creT"])
         #expect(wrong.status == 401)
-        let put = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: ["Authorization": "Bearer s3cret"], body: "invert",
+        let put = try RawHTTP.request(port: port, "/chain", method: "PUT", headers: Self.change(port).merging(["Authorization": "Bearer s3cret"]) { $1 }, body: "invert",
                                       timeout: 20)
         #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
         #expect(try RawHTTP.request(port: port, "/other").status == 404)

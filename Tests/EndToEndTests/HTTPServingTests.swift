@@ -148,7 +148,8 @@ extension EndToEnd {
                 }
             }
             defer { writer.cancel() }
-            let (server, port) = try await Serve().startServe(live)
+            // 200 players from one address: over the default share of one client (64).
+            let (server, port) = try await Serve().startServe(live, extra: ["--max-connections-per-client", "1024"])
             defer { server.send(SIGKILL) }
             let sampler = Task {
                 var peak = 0, samples: [Int] = []

@@ -24,8 +24,9 @@ enum RawHTTP {
         defer { close(fd) }
         var extra = extra
         if let body { extra["Content-Length"] = "\(body.utf8.count)" }
+        if extra["Origin"] == nil { extra["Origin"] = "http://example.test" }  // a page elsewhere, unless told
         let fields = extra.map { "\($0.key): \($0.value)\r\n" }.joined()
-        let head = Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://example.test\r\n\(fields)Connection: close\r\n\r\n\(body ?? "")".utf8)
+        let head = Array("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(fields)Connection: close\r\n\r\n\(body ?? "")".utf8)
         guard send(fd, head, head.count, Int32(MSG_NOSIGNAL)) == head.count else { throw ToolFailure("send failed") }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
