@@ -20,7 +20,7 @@ server_pid=""
 cleanup() { [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-"$binary" serve "$work" --listen 127.0.0.1:0 --max-connections 4096 2>"$work/.serve.log" &
+"$binary" serve "$work" --listen 127.0.0.1:0 --max-connections 4096 --max-connections-per-client 4096 2>"$work/.serve.log" &
 server_pid=$!
 port=""
 for _ in $(seq 100); do

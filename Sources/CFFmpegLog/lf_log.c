@@ -32,23 +32,70 @@ int lf_log_take_rtmp_refusal(void) {
     return refused;
 }
 
+/* Secret values (a stream key, a passphrase) that no line FFmpeg logs may show: its RTMP server
+   names the key it expected when a publisher gives another. */
+#define SECRETS 64
+static char *secrets[SECRETS];
+static int secret_count = 0;
+
+void lf_log_add_secret(const char *secret) {
+    if (!secret || strlen(secret) < 4) return;
+    pthread_mutex_lock(&mutex);
+    int known = 0;
+    for (int i = 0; i < secret_count; i++) if (!strcmp(secrets[i], secret)) known = 1;
+    if (!known && secret_count < SECRETS) {
+        char *copy = strdup(secret);
+        if (copy) secrets[secret_count++] = copy;
+    }
+    pthread_mutex_unlock(&mutex);
+}
+
+/* Replaces every registered secret in line (NUL-terminated, size bytes) with "***". Called with the mutex held. */
+static void hide_secrets(char *line, size_t size) {
+    for (int i = 0; i < secret_count; i++) {
+        size_t len = strlen(secrets[i]);
+        char *at;
+        while ((at = strstr(line, secrets[i])) != NULL) {
+            size_t rest = strlen(at + len);
+            memmove(at + 3, at + len, rest + 1);  /* len >= 4 > 3: the line only shrinks */
+            memcpy(at, "***", 3);
+        }
+    }
+    (void)size;
+}
+
 static void callback(void *avcl, int level, const char *fmt, va_list vl) {
+    /* A publisher with another app or stream name: the line names both keys (the channel's real
+       one, and what the caller tried, maybe another channel's), so it is replaced whole. */
+    int names_keys = 0;
     if (avcl && fmt && (!strncmp(fmt, "Unexpected stream", 17) || !strncmp(fmt, "App field", 9))) {
         const AVClass *c = *(const AVClass **)avcl;
         /* rtmpproto logs on its URLContext. */
-        if (c && c->class_name && (!strcmp(c->class_name, "URLContext") || !strcmp(c->class_name, "rtmp"))) rtmp_refused = 1;
+        if (c && c->class_name && (!strcmp(c->class_name, "URLContext") || !strcmp(c->class_name, "rtmp"))) {
+            rtmp_refused = 1;
+            names_keys = 1;
+        }
     }
-    if (verbose_output && level <= AV_LOG_WARNING) {
+    if (verbose_output && level <= AV_LOG_WARNING && level <= av_log_get_level()) {
+        /* FFmpeg's own format (its "[class @ 0x…]" prefix), with the secrets hidden. */
+        char shown[1024];
+        int prefix = 1;
         va_list copy;
         va_copy(copy, vl);
-        av_log_default_callback(avcl, level, fmt, copy);
+        av_log_format_line2(avcl, level, fmt, copy, shown, sizeof shown, &prefix);
         va_end(copy);
+        if (names_keys) snprintf(shown, sizeof shown, "[rtmp] a publisher's app or stream key is not the URL's (both hidden)\n");
+        pthread_mutex_lock(&mutex);
+        hide_secrets(shown, sizeof shown);
+        pthread_mutex_unlock(&mutex);
+        fputs(shown, stderr);
     }
     if (level > AV_LOG_WARNING || !avcl) return;
     const AVClass *cls = *(const AVClass **)avcl;
     if (!cls || !cls->class_name || !wanted(cls->class_name)) return;
     char line[LINE];
-    vsnprintf(line, sizeof line, fmt, vl);
+    if (names_keys) snprintf(line, sizeof line, "a publisher's app or stream key is not the URL's (both hidden)\n");
+    else vsnprintf(line, sizeof line, fmt, vl);
     size_t n = strlen(line);
     pthread_mutex_lock(&mutex);
     /* FFmpeg builds some lines from several calls ("Packet corrupt (…)" then ".\n"): keep a
@@ -65,6 +112,8 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
         memcpy(line, joined, sizeof line);
         n = strlen(line);
     }
+    hide_secrets(line, sizeof line);
+    n = strlen(line);
     while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
     if (n == 0) { pthread_mutex_unlock(&mutex); return; }
     /* Some messages span lines ("…unspecified size\nConsider increasing…"): one line each. */

@@ -52,7 +52,10 @@ extension PlaylistParser {
                     }
                     var range: ByteRange?
                     if let text = attributes["BYTERANGE"]?.value {
-                        guard let r = ByteRange(parsing: text) else { throw fail("the BYTERANGE of EXT-X-MAP, '\(text)', is not n@o") }
+                        guard let r = ByteRange(parsing: text) else {
+                            throw ByteRange.isBeyondBounds(text) ? outOfBounds("the BYTERANGE of EXT-X-MAP, '\(text.prefix(60))', ends beyond the largest offset livefilter reads (2^53 − 1)")
+                                : fail("the BYTERANGE of EXT-X-MAP, '\(text.prefix(60))', is not n@o")
+                        }
                         range = r
                     }
                     let section = MediaInitializationSection(uri: uri, byteRange: range, keys: keys)
@@ -74,7 +77,10 @@ extension PlaylistParser {
                 case "#EXT-X-DISCONTINUITY":
                     pendingDiscontinuity = true
                 case "#EXT-X-BYTERANGE":
-                    guard let range = ByteRange(parsing: v) else { throw fail("EXT-X-BYTERANGE '\(v)' is not n[@o]") }
+                    guard let range = ByteRange(parsing: v) else {
+                        throw ByteRange.isBeyondBounds(v) ? outOfBounds("EXT-X-BYTERANGE '\(v.prefix(60))' ends beyond the largest offset livefilter reads (2^53 − 1)")
+                            : fail("EXT-X-BYTERANGE '\(v.prefix(60))' is not n[@o]")
+                    }
                     pendingRange = range
                 case "#EXT-X-KEY":
                     keys = try key(v, line: line.number).applied(to: keys)
@@ -157,7 +163,8 @@ extension PlaylistParser {
         }
         guard let before = previous.resolvedByteRange else { return nil }
         guard let resolved = range.following(before) else {
-            throw PlaylistParseError(line: line, message: "EXT-X-BYTERANGE '\(range)' ends beyond the largest offset")
+            throw PlaylistParseError(line: line, message: "EXT-X-BYTERANGE '\(range)' ends beyond the largest offset livefilter reads (2^53 − 1)",
+                                     isOutOfBounds: true)
         }
         return resolved
     }
@@ -194,7 +201,12 @@ extension PlaylistParser {
         var part = PartialSegment(duration: duration, uri: uri, independent: a["INDEPENDENT"]?.value == "YES",
                                   gap: a["GAP"]?.value == "YES", line: line)
         if let text = a["BYTERANGE"]?.value {
-            guard let range = ByteRange(parsing: text) else { throw fail("the BYTERANGE of EXT-X-PART, '\(text)', is not n[@o]") }
+            guard let range = ByteRange(parsing: text) else {
+                throw ByteRange.isBeyondBounds(text)
+                    ? PlaylistParseError(line: line, message: "the BYTERANGE of EXT-X-PART, '\(text.prefix(60))', ends beyond the largest offset livefilter reads (2^53 − 1)",
+                                         isOutOfBounds: true)
+                    : fail("the BYTERANGE of EXT-X-PART, '\(text.prefix(60))', is not n[@o]")
+            }
             part.byteRange = range
             if range.offset != nil {
                 part.resolvedByteRange = range
@@ -203,7 +215,10 @@ extension PlaylistParser {
                 guard let previous, previous.uri == uri, let before = previous.resolvedByteRange else {
                     throw fail("the BYTERANGE of EXT-X-PART has no offset and does not follow a part of '\(uri)'")
                 }
-                guard let resolved = range.following(before) else { throw fail("the BYTERANGE of EXT-X-PART ends beyond the largest offset") }
+                guard let resolved = range.following(before) else {
+                    throw PlaylistParseError(line: line, message: "the BYTERANGE of EXT-X-PART ends beyond the largest offset livefilter reads (2^53 − 1)",
+                                             isOutOfBounds: true)
+                }
                 part.resolvedByteRange = resolved
             }
         }
@@ -245,6 +260,12 @@ private func quotedString(_ attribute: HLSAttribute?) -> String? {
 }
 
 extension ByteRange {
+    /// Whether `text` is a well-formed `n[@o]` that `init(parsing:)` refused for its size.
+    static func isBeyondBounds(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count <= 2 && parts.allSatisfy { PlaylistNumber.decimalInteger($0) != .notDecimalInteger }
+    }
+
     /// This range starting right after `previous` (which has an offset); nil if its end would pass
     /// the largest offset read (`PlaylistNumber.largestInteger`), so no sum on it can overflow.
     func following(_ previous: ByteRange) -> ByteRange? {

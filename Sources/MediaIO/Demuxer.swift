@@ -97,6 +97,8 @@ public final class Demuxer {
         self.url = url
         interruption = interrupt
         let isNetwork = url.contains("://") && !url.hasPrefix("file:")
+        // Its key, passphrase and tokens stay out of every message from here on, FFmpeg's lines included.
+        if isNetwork { FFmpegLog.hideSecrets(of: url) }
         if !isNetwork {
             let path = url.hasPrefix("file:") ? String(url.dropFirst(5)) : url
             var isDirectory: ObjCBool = false

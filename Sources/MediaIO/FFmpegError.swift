@@ -1,5 +1,6 @@
 import CFFmpeg
 import CFFmpegLog
+import HLS
 
 /// A failed FFmpeg call: which operation, FFmpeg's code and its text for it.
 public struct FFmpegError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -66,6 +67,18 @@ public enum FFmpegLog {
     /// Keeps FFmpeg quiet except for network and playlist warnings, which are captured for
     /// `drainCapturedWarnings()`; with `verbose`, FFmpeg's own warnings are printed too.
     public static func captureNetworkWarnings(verbose: Bool) { lf_log_capture(verbose ? 1 : 0) }
+
+    /// Hides the secrets of `url` (its key, passphrase, tokens: `KnownSecrets.register(secretsOf:)`)
+    /// from every message from now on, FFmpeg's own log lines included.
+    public static func hideSecrets(of url: String) {
+        for secret in KnownSecrets.register(secretsOf: url) { lf_log_add_secret(secret) }
+    }
+
+    /// Hides one secret value (a token, a key) from every message from now on.
+    public static func hideSecret(_ value: String) {
+        KnownSecrets.register(value)
+        if value.count >= 4 { lf_log_add_secret(value) }
+    }
 
     /// Captured warnings since the last call, oldest first.
     public static func drainCapturedWarnings() -> [String] {

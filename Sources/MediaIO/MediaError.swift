@@ -69,7 +69,9 @@ public enum MediaError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unsupportedOutput: "use .mp4, .mov, .mkv, .ts, .m3u8 or a PNG pattern such as frames/%05d.png"
         case .invalidSettings: "see livefilter run --help"
         case .inputTooLarge: "raise --max-pixels if the input is trusted"
-        case .inputRefused: "ask the origin to fix its playlist, or pass --allow-private-networks if the origin is yours and on a private network"
+        case let .inputRefused(_, reason):
+            reason.contains("--allow-private-networks") ? "pass --allow-private-networks if the origin is yours and on a private network"
+                : "ask the origin's operator to fix its playlist"
         case .diskFull: "free space on the output's file system, or write elsewhere"
         case .inputStalled: "check that the stream is still being published, raise --input-loss-after, or keep the channel up with --on-input-loss hold"
         case .processing: "the input may be damaged; run with a different input or report the problem"

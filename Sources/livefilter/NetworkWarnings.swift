@@ -4,7 +4,9 @@ import Metrics
 /// FFmpeg's network and playlist warnings, cleaned up for one line each and de-duplicated
 /// (a 404 segment is reported once, not once per retry).
 enum NetworkWarnings {
-    nonisolated(unsafe) private static var seen = Set<String>()
+    /// Lines already reported, newest last: a repeat is counted, not printed again. Bounded, so a
+    /// stream of distinct lines (a refused caller after another) cannot grow memory without end.
+    nonisolated(unsafe) private static var seen = RecentLines(capacity: 512)
 
     /// Muxer notes that say nothing a user can act on: the fMP4 HLS writer keeps its timeline with
     /// an edit list on an empty moov (see `ContainerOptions`), which movenc always remarks on; an
@@ -26,9 +28,40 @@ enum NetworkWarnings {
             // A listener's wait for a publisher, interrupted by a stop (a port that cannot be had
             // is reported by the input's own error).
             if line.hasPrefix("Cannot open connection tcp://"), line.contains("?listen") { continue }
-            guard !line.isEmpty, !harmless.contains(where: line.hasPrefix), seen.insert(line).inserted else { continue }
+            guard !line.isEmpty, !harmless.contains(where: line.hasPrefix) else { continue }
+            guard seen.insert(line) else {
+                Counter(label: "livefilter_warnings_repeated_total").increment()
+                continue
+            }
             out.append(line)
         }
         return out
+    }
+}
+
+/// A set of the last `capacity` distinct lines: inserting a line already there says so; past the
+/// capacity the oldest is forgotten (and would be reported again).
+struct RecentLines {
+    let capacity: Int
+    private var order: [String] = []
+    private var members: Set<String> = []
+    private var start = 0
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    var count: Int { members.count }
+
+    /// True when `line` is new (then remembered).
+    mutating func insert(_ line: String) -> Bool {
+        guard !members.contains(line) else { return false }
+        if order.count < capacity {
+            order.append(line)
+        } else {
+            members.remove(order[start])
+            order[start] = line
+            start = (start + 1) % capacity
+        }
+        members.insert(line)
+        return true
     }
 }

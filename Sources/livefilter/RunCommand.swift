@@ -18,8 +18,13 @@ struct RunCommand: AsyncParsableCommand {
             pattern such as frames/%05d.png.
             """)
 
-    @Argument(help: "Input file or URL (not with --plan).")
+    @Argument(help: ArgumentHelp("Input file or URL (not with --plan); without it, $LIVEFILTER_INPUT_URL. ${NAME} in it is replaced by the secret NAME (--secrets).",
+                                 valueName: "input"))
     var input: String?
+
+    @Option(help: ArgumentHelp("A file of NAME=VALUE lines (readable by its owner only): ${NAME} in the input or --control-token is replaced by its value (else by the environment variable NAME), so a stream key, a passphrase or a token is not on the command line for `ps` to show.",
+                               valueName: "file"))
+    var secrets: String?
 
     @Option(name: [.short, .long], help: "Output path: .mp4 .mov .mkv .ts, .m3u8 (HLS), frames/%05d.png, or null (filter and drop every picture, like ffmpeg's -f null).")
     var output: String?
@@ -77,7 +82,7 @@ struct RunCommand: AsyncParsableCommand {
                                valueName: "host:port"))
     var control: ListenAddress?
 
-    @Option(help: ArgumentHelp("With --control: require 'Authorization: Bearer TOKEN' on /chain. Needed to bind --control to a non-loopback address.",
+    @Option(help: ArgumentHelp("With --control: require 'Authorization: Bearer TOKEN' on /chain, on loopback too. Needed to bind --control to a non-loopback address. Also $LIVEFILTER_CONTROL_TOKEN, or ${NAME} from --secrets.",
                                valueName: "token"))
     var controlToken: String?
 
@@ -89,13 +94,17 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var logging: LoggingOptions
 
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
     func validate() throws {
         if progressFile != nil && progress != .json { throw ValidationError("--progress-file needs --progress json") }
         let split = sharding.count != nil
         if plan != nil, !split {
             if input != nil || output != nil { throw ValidationError("--plan runs a task of the plan: its input and output come from the plan") }
         } else {
-            guard input != nil else { throw ValidationError("missing the input (or --plan PLAN to run a task of a plan)") }
+            guard input != nil || Self.environment[SecretValues.inputVariable] != nil else {
+                throw ValidationError("missing the input (or $\(SecretValues.inputVariable), or --plan PLAN to run a task of a plan)")
+            }
             guard output != nil else { throw ValidationError("missing -o OUTPUT") }
         }
         if shard != nil, plan == nil { throw ValidationError("--shard needs --plan") }
@@ -106,10 +115,10 @@ struct RunCommand: AsyncParsableCommand {
         if let output { try Serving.validate(serve: serve, after: serveAfter, output: output) }
         if let control {
             if split || plan != nil { throw ValidationError("--control changes one run's chain; a sharded job's tasks run elsewhere") }
-            if controlToken == nil, !control.isLoopback {
+            if controlToken == nil, Self.environment[SecretValues.tokenVariable] == nil, !control.isLoopback {
                 throw ValidationError("--control on \(control.host) is reachable from other machines: give --control-token TOKEN, or bind to 127.0.0.1")
             }
-        } else if controlToken != nil {
+        } else if controlToken != nil || Self.environment[SecretValues.tokenVariable] != nil {
             throw ValidationError("--control-token needs --control HOST:PORT")
         } else if controlFiles != nil {
             throw ValidationError("--control-files needs --control HOST:PORT")
@@ -139,7 +148,10 @@ struct RunCommand: AsyncParsableCommand {
         if let plan {
             return try await Sharding.runTask(planPath: plan, shard: shard, quiet: quiet, verbose: verbose)
         }
-        guard let input, let output else { throw ValidationError("missing the input and -o OUTPUT") }
+        // Secrets from --secrets or the environment, hidden from every message from here on.
+        let secretValues = try SecretValues(file: secrets)
+        let controlToken = try secretValues.controlToken(self.controlToken)
+        guard let input = try secretValues.input(self.input), let output else { throw ValidationError("missing the input and -o OUTPUT") }
         var config = try self.job.configuration(input: input, output: output)
         config.overwrite = overwrite
         config.chainControl = control != nil

@@ -55,7 +55,7 @@ struct LoggingOptions: ParsableArguments {
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
-                return handler
+                return RedactingLogHandler(handler)
             }
         }
     }
@@ -68,12 +68,16 @@ struct HTTPOptions: ParsableArguments {
     @Option(help: "HTTP: most connections open at once; more are answered 503.")
     var maxConnections = 1024
 
+    @Option(help: "HTTP: most connections open at once from one client address; more are answered 429. Behind a reverse proxy on this machine, raise it to --max-connections.")
+    var maxConnectionsPerClient = 64
+
     @Option(help: "HTTP: seconds before an idle connection is closed.")
     var idleTimeout = 60
 
     var limits: HTTPLimits {
         var limits = HTTPLimits()
         limits.maxConnections = max(1, maxConnections)
+        limits.maxConnectionsPerClient = max(1, maxConnectionsPerClient)
         limits.idleTimeout = .seconds(max(1, idleTimeout))
         return limits
     }

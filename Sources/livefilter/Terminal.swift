@@ -1,4 +1,5 @@
 import Foundation
+import HLS
 
 /// Writes to stderr (the C global `stderr` is not concurrency-safe in Swift 6).
 enum Terminal {
@@ -10,9 +11,11 @@ enum Terminal {
 
     static func line(_ text: String) { write(text + "\n") }
 
-    static func error(_ message: String) { line("livefilter: error: \(message)") }
+    // Errors and warnings carry text from the network (URLs, a caller's stream ID, FFmpeg's lines):
+    // secrets hidden and control characters escaped before they reach a terminal or a log.
+    static func error(_ message: String) { line("livefilter: error: \(message.forLogs)") }
 
-    static func warning(_ message: String) { line("livefilter: warning: \(message)") }
+    static func warning(_ message: String) { line("livefilter: warning: \(message.forLogs)") }
 }
 
 /// Formatting helpers for progress and summaries.

@@ -13,4 +13,7 @@ int lf_log_next(char *out, int size);
     than its URL's since the last call (the flag is cleared). Needs the capturing callback. */
 int lf_log_take_rtmp_refusal(void);
 
+/** Hides `secret` (copied; at least 4 bytes) from every line FFmpeg logs from now on. */
+void lf_log_add_secret(const char *secret);
+
 #endif

@@ -1,0 +1,45 @@
+import HLS
+import Logging
+
+/// Every log line through one redaction: the message and each metadata value with secrets hidden
+/// and control characters escaped (`String.forLogs`), whatever module logged it.
+struct RedactingLogHandler: LogHandler {
+    private var inner: any LogHandler
+
+    init(_ inner: any LogHandler) { self.inner = inner }
+
+    var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    // swiftlint:disable:next function_parameter_count
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
+             function: String, line: UInt) {
+        inner.log(level: level, message: "\(message.description.forLogs)", metadata: metadata.map(Self.redacted),
+                  source: source, file: file, function: function, line: line)
+    }
+
+    static func redacted(_ metadata: Logger.Metadata) -> Logger.Metadata {
+        metadata.mapValues(redacted)
+    }
+
+    static func redacted(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case let .string(text): .string(text.forLogs)
+        case let .stringConvertible(item): .string(item.description.forLogs)
+        case let .array(items): .array(items.map(redacted))
+        case let .dictionary(entries): .dictionary(redacted(entries))
+        }
+    }
+}
