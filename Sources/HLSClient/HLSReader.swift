@@ -144,7 +144,7 @@ public final class HLSReader: Sendable {
                 (variantText, mediaURL) = try await fetchPlaylist(variantURL, input: variantURL.absoluteString, fetcher: fetcher)
             } catch {
                 if case .notFound = error { throw error }
-                if case .refused = error { throw error }
+                if case let .refused(_, reason) = error { throw .refused(input, reason: "its variant \(reason)") }
                 let seconds = HLSNumber.shortest(Double(options.ioTimeout.components.seconds))
                 var why = error.description
                 if case let .unreadable(_, reason) = error { why = reason }

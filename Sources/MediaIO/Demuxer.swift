@@ -76,6 +76,9 @@ public final class Demuxer {
     public var targetDuration: Int? { hls.map { $0.reader.info.targetDuration } }
     /// What the HLS reader did (retries, skips, reloads); nil for other inputs.
     public var hlsStatistics: HLSInputStatistics? { hls?.reader.statistics.snapshot }
+    /// An HLS input whose origin was refused mid-run (`HLSInputError.refused`): the error to end with,
+    /// rather than the read error FFmpeg saw.
+    public var inputRefusal: MediaError? { hls?.refusal ?? hlsAudio?.refusal }
 
     /// The container's start in `timeBase` units, rounded to the nearest (FFmpeg's `av_rescale_q`,
     /// integer arithmetic): every stage that makes timestamps relative uses this one value.

@@ -67,6 +67,13 @@ final class HLSInput {
         Self.close(first)
     }
 
+    /// Why the reader refused its origin mid-run (a reload with a number out of bounds, a reference
+    /// it does not follow), as the error the run ends with; nil otherwise.
+    var refusal: MediaError? {
+        guard case let .failed(error)? = source.end, case .refused = error else { return nil }
+        return Self.error(for: source.end, url: reader.info.inputURL, before: false)
+    }
+
     static func error(for end: ByteFeed.End?, url: String, before: Bool) -> MediaError {
         switch end {
         case let .failed(error)?:

@@ -51,7 +51,7 @@ final class ReadStage: @unchecked Sendable {
                 // An interrupted read after stop() is the end, not an error.
                 if stopping.load(ordering: .relaxed) { return }
                 // What was read still reaches the consumers, then the error.
-                packets.fail(MediaError.processing(error))
+                packets.fail(demuxer.inputRefusal ?? MediaError.processing(error))
                 return
             }
             if case .endOfFile = result { return }
