@@ -121,6 +121,14 @@ let package = Package(
         .target(name: "FuzzSupport"),
         .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters", "FuzzSupport"]),
         .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS", "FuzzSupport"]),
+        // The HLS reader against a loopback origin (NIO's HTTP server, already in AsyncHTTPClient's graph)
+        // answering from the input; `hls.dict` (libFuzzer's dictionary) and `lsan.supp` are scripts/fuzz.sh's.
+        .executableTarget(name: "FuzzHLSReader", dependencies: [
+            "HLSClient", "HLS", "FuzzSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+        ], exclude: ["hls.dict", "lsan.supp"]),
         // Kernel benchmark: Swift filters against libavfilter/libswscale in one process (`make bench`).
         // Double-precision references and PSNR: the oracles of the filter tests and the bench.
         .target(name: "FilterReferences", dependencies: ["Filters"]),
