@@ -134,7 +134,11 @@ let package = Package(
         .target(name: "FilterReferences", dependencies: ["Filters"]),
         .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "FilterReferences", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
-        .testTarget(name: "PipelineTests", dependencies: ["LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg"]),
+        .testTarget(name: "PipelineTests", dependencies: [
+            "LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg",
+            // The HTTP side's hostile-client tests speak raw HTTP to HTTPService.
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", "HLS", .product(name: "Hummingbird", package: "hummingbird")]),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters"]),
     ]
