@@ -24,6 +24,16 @@ let kernelSettings: [SwiftSetting] = {
             .define("LIVEFILTER_AVX2", .when(platforms: [.linux]))]
 }()
 
+/// `scripts/fuzz.sh` builds the libFuzzer targets with `LIVEFILTER_FUZZ=1`: coverage and
+/// AddressSanitizer on our own modules under test (Filters, HLS, HLSClient) and the fuzz targets,
+/// not on their dependencies, so the sanitizer build reuses the SwiftNIO, NIOSSL (BoringSSL) and
+/// AsyncHTTPClient the ordinary build made instead of compiling them again (6 minutes on 2 cores).
+let fuzzing = ProcessInfo.processInfo.environment["LIVEFILTER_FUZZ"] == "1"
+let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+// FUZZING drops the replay tool's @main: libFuzzer's driver is the program's main.
+let fuzzEntry: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-parse-as-library"]), .define("FUZZING")] : []
+let fuzzLink: [LinkerSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+
 let package = Package(
     name: "livefilter",
     platforms: [.macOS(.v15)],
@@ -74,11 +84,11 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Metrics", package: "swift-metrics"),
-        ]),
+        ], swiftSettings: instrumented),
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
-        .target(name: "HLS"),
+        .target(name: "HLS", swiftSettings: instrumented),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
-        .target(name: "Filters", dependencies: ["CCPUFeatures", "CFreeType", "CPNG"], swiftSettings: kernelSettings),
+        .target(name: "Filters", dependencies: ["CCPUFeatures", "CFreeType", "CPNG"], swiftSettings: kernelSettings + instrumented),
         // One C function, built for the baseline CPU: whether this CPU runs the AVX2 kernels (CPUID);
         // and `static inline` wrappers for what Swift has no spelling for (prefetch hints, streamed
         // stores, the byte-pair multiply-add), compiled into the kernels that call them.
@@ -118,9 +128,9 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // libFuzzer targets (scripts/fuzz.sh); an ordinary build makes corpus replay tools of them.
-        .target(name: "FuzzSupport"),
-        .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters", "FuzzSupport"]),
-        .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS", "FuzzSupport"]),
+        .target(name: "FuzzSupport", swiftSettings: instrumented + (fuzzing ? [.define("FUZZING")] : [])),
+        .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters", "FuzzSupport"], swiftSettings: fuzzEntry, linkerSettings: fuzzLink),
+        .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS", "FuzzSupport"], swiftSettings: fuzzEntry, linkerSettings: fuzzLink),
         // The HLS reader against a loopback origin (NIO's HTTP server, already in AsyncHTTPClient's graph)
         // answering from the input; `hls.dict` (libFuzzer's dictionary) and `lsan.supp` are scripts/fuzz.sh's.
         .executableTarget(name: "FuzzHLSReader", dependencies: [
@@ -128,7 +138,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
-        ], exclude: ["hls.dict", "lsan.supp"]),
+        ], exclude: ["hls.dict", "lsan.supp"], swiftSettings: fuzzEntry, linkerSettings: fuzzLink),
         // Kernel benchmark: Swift filters against libavfilter/libswscale in one process (`make bench`).
         // Double-precision references and PSNR: the oracles of the filter tests and the bench.
         .target(name: "FilterReferences", dependencies: ["Filters"]),

@@ -16,11 +16,15 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds="${1:-20}"
+# Corpora and artifacts live here; the build is the ordinary one's (.build): with LIVEFILTER_FUZZ=1
+# Package.swift instruments only our modules under test and the targets (libFuzzer's coverage,
+# AddressSanitizer), so the dependencies already built are reused. A later ordinary build compiles
+# those few modules again.
 scratch=.build-fuzz
+# shellcheck source=scripts/cpu-flags.sh
+source scripts/cpu-flags.sh
 build() {
-    # -sanitize=fuzzer links libFuzzer (its main); FUZZING drops the replay tool's @main.
-    swift build -c release --scratch-path "$scratch" --product "$1" \
-        -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -DFUZZING
+    LIVEFILTER_FUZZ=1 swift build -c release "${SWIFT_CPU_FLAGS[@]}" --product "$1"
 }
 run() {
     local product=$1 seeds=$2
@@ -29,7 +33,7 @@ run() {
     mkdir -p "$corpus" "$scratch/artifacts"
     cp -n "$seeds"/* "$corpus"/ 2>/dev/null || true
     echo "== $product: ${seconds}s"
-    "$scratch/release/$product" "$corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+    ".build/release/$product" "$corpus" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
         -rss_limit_mb=2048 -artifact_prefix="$scratch/artifacts/$product-" -print_final_stats=1 "$@" 2>&1 | tail -n 12
     return "${PIPESTATUS[0]}"
 }
