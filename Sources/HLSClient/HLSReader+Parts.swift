@@ -69,7 +69,9 @@ extension HLSReader {
         }
         var prefetched: [UInt8]?
         if let hint = state.hint, hint.url == url, hint.offset == part.resolvedByteRange?.offset {
-            prefetched = await hint.task.value
+            // The hint's request is a task of its own: a stop while it is held must end it too.
+            let task = hint.task
+            prefetched = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
             state.hint = nil
         }
         let deadline = ContinuousClock.now + fetcher.ioTimeout + timing(3 * max(0.5, part.duration))

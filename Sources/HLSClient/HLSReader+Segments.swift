@@ -34,6 +34,9 @@ extension HLSReader {
     func download(startingAt seconds: Double) async {
         var (version, playlist) = latest.current
         var state = DeliveryState()
+        // A hinted part asked ahead is a task of its own: it ends with the download, not up to three
+        // target durations later.
+        defer { state.hint?.task.cancel() }
         if joinsAtNextLoad() {
             await latest.waitForNewer(than: version)
             (version, playlist) = latest.current

@@ -125,9 +125,17 @@ func waitFor<T: Sendable, E: Error>(_ interrupt: InputInterrupt, _ operation: @e
 
 /// Warnings of inputs read by livefilter's own code (the HLS reader), drained with FFmpeg's
 /// captured network warnings (`FFmpegLog.drainCapturedWarnings`).
+/// At most `capacity` lines wait: a program that never drains them (a library user), under a caller
+/// refused after another, keeps the newest, not every line since the start.
 enum InputWarnings {
+    static let capacity = 256
     private static let lines = Mutex<[String]>([])
-    static func add(_ line: String) { lines.withLock { $0.append(line) } }
+    static func add(_ line: String) {
+        lines.withLock { lines in
+            if lines.count >= capacity { lines.removeFirst(lines.count - capacity + 1) }
+            lines.append(line)
+        }
+    }
     static func drain() -> [String] {
         lines.withLock { lines in
             defer { lines = [] }

@@ -23,11 +23,17 @@ struct RedactingLogHandler: LogHandler {
         set { inner[metadataKey: key] = newValue }
     }
 
-    // swiftlint:disable:next function_parameter_count
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-             function: String, line: UInt) {
-        inner.log(level: level, message: "\(message.description.forLogs)", metadata: metadata.map(Self.redacted),
-                  source: source, file: file, function: function, line: line)
+    func log(event: LogEvent) {
+        var event = event
+        event.message = "\(event.message.description.forLogs)"
+        var metadata = event.metadata.map(Self.redacted)
+        // An error's text may name a URL too: it goes through the same redaction, as metadata.
+        if let error = event.error {
+            metadata = (metadata ?? [:]).merging(["error": .string(String(describing: error).forLogs)]) { $1 }
+            event.error = nil
+        }
+        event.metadata = metadata
+        inner.log(event: event)
     }
 
     static func redacted(_ metadata: Logger.Metadata) -> Logger.Metadata {
