@@ -111,27 +111,3 @@ struct PlaneSurface: BlendSurface {
         }
     }
 }
-
-/// A plane renderer that draws over part of the picture, in place (text, an overlay): the planar
-/// chain gives it the plane it is building and skips a copy.
-public protocol InPlacePlaneRenderer: PlaneRenderer {
-    func renderInPlace(_ plane: Plane, at time: FrameTime)
-}
-
-extension InPlacePlaneRenderer {
-    /// The picture at `time` drawn on a copy of `source`.
-    func render(_ source: Plane, into destination: Plane, at time: FrameTime) {
-        destination.copyPixels(from: source)
-        renderInPlace(destination, at: time)
-    }
-
-    public func render(_ source: Plane, into destination: Plane) { render(source, into: destination, at: .zero) }
-}
-
-extension Text {
-    public var drawsInPlace: Bool { true }
-}
-
-extension Overlay {
-    public var drawsInPlace: Bool { true }
-}

@@ -22,6 +22,16 @@ public struct Crop: Filter, Hashable {
     public var description: String { "crop \(rect)" }
 }
 
+extension Crop: PlanarFilter {
+    public func acceptsPlanes(of picture: FrameSize) -> Bool { rect.isEven }
+
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard rect.isEven, rect.isInside(picture) else { return nil }
+        let plane = rect.shifted(by: role.shift)
+        return PlaneRectRenderer(inputSize: picture.shifted(by: role.shift), outputSize: plane.size, rect: plane)
+    }
+}
+
 final class CropRenderer: FilterRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize

@@ -52,6 +52,19 @@ public struct GaussianBlur: Filter, Hashable {
     }
 }
 
+extension GaussianBlur: PlanarFilter {
+    public func acceptsPlanes(of picture: FrameSize) -> Bool { region?.isEven ?? true }
+
+    /// A chroma plane is half size, so its blur is half as wide: σ/2 there is σ on the picture.
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard acceptsPlanes(of: picture) else { return nil }
+        let size = picture.shifted(by: role.shift)
+        let rect = (region ?? PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)).shifted(by: role.shift)
+        if sigma == 0 { return CopyRenderer(size: size) }
+        return GaussianBlurRenderer(sigma: sigma / Double(1 << role.shift), region: rect, inputSize: size, channels: 1)
+    }
+}
+
 final class GaussianBlurRenderer: FilterRenderer, PlaneRenderer {
     let inputSize: FrameSize
     let outputSize: FrameSize

@@ -318,6 +318,8 @@ private final class OverlayRenderer: InPlaceFilterRenderer, TimedFilterRenderer 
 // per 2×2 block on chroma (see BlendSurface.swift). The image does not change, so each plane's
 // weights are worked out once.
 extension Overlay: PlanarFilter {
+    public var drawsInPlace: Bool { true }
+
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         OverlayPlaneRenderer(overlay: self, picture: picture, role: role, color: color)
     }

@@ -74,3 +74,9 @@ final class ScratchBuffer<Element: BitwiseCopyable>: @unchecked Sendable {
 
     deinit { UnsafeMutableRawPointer(base).deallocate() }
 }
+
+/// A raw pointer carried into `@Sendable` band closures; bands touch disjoint rows.
+struct UnsafeRawPointerBox: @unchecked Sendable {
+    let pointer: UnsafeRawPointer
+    init(_ pointer: UnsafeRawPointer) { self.pointer = pointer }
+}

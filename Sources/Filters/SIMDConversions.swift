@@ -77,3 +77,11 @@
     let c = v.replacing(with: zero, where: v .< zero).replacing(with: top, where: v .> top)
     return lowBytes(unsafeBitCast(c, to: SIMD16<UInt16>.self))
 }
+
+/// Rounds to 0…255 and returns the integer in the low byte of each lane (the 2²³ trick).
+@inline(__always)
+func byteBits(_ value: SIMD8<Float>) -> SIMD8<UInt32> {
+    var clamped = value.replacing(with: 0, where: value .< 0)
+    clamped.replace(with: 255, where: clamped .> 255)
+    return unsafeBitCast(clamped + 12_582_912, to: SIMD8<UInt32>.self) & 0xFF
+}

@@ -89,6 +89,21 @@ public struct Scale: Filter, Hashable {
     }
 }
 
+extension Scale: PlanarFilter {
+    /// Not for a downscale so strong that 16-bit weights lose the kernel's shape (`PlaneScaler.isPrecise`).
+    public func acceptsPlanes(of picture: FrameSize) -> Bool {
+        guard let output = try? outputSize(for: picture) else { return false }
+        return [0, 1].allSatisfy {
+            PlaneScaler.isPrecise(method: method, inputSize: picture.shifted(by: $0), outputSize: output.shifted(by: $0))
+        }
+    }
+
+    public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
+        guard let output = try? outputSize(for: picture) else { return nil }
+        return PlaneScaler(method: method, inputSize: picture.shifted(by: role.shift), outputSize: output.shifted(by: role.shift))
+    }
+}
+
 /// Per-output taps of a 1-D resampler: output i reads `indices[i*taps ..< (i+1)*taps]` with `weights`.
 struct ResampleAxis: Sendable {
     let taps: Int

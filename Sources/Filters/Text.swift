@@ -329,6 +329,8 @@ private final class TextRenderer: InPlaceFilterRenderer, TimedFilterRenderer {
 
 // Text on a plane: the same layout and paints through `PlaneSurface` (see BlendSurface.swift).
 extension Text: PlanarFilter {
+    public var drawsInPlace: Bool { true }
+
     public func makePlaneRenderer(picture: FrameSize, role: PlaneRole, color: YUVConverter) -> (any PlaneRenderer)? {
         guard let painter = try? TextPainter(text: self) else { return nil }
         return TextPlaneRenderer(painter: painter, picture: picture, role: role, color: color)
