@@ -61,3 +61,7 @@ public enum PlaylistNumber {
         return value
     }
 }
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
