@@ -184,9 +184,3 @@ public struct MediaPlaylist: Sendable, Equatable {
         return RenditionReport(uri: uri, lastMediaSequenceNumber: segments.isEmpty ? nil : nextMediaSequenceNumber - 1)
     }
 }
-
-/// A parsed playlist of either kind.
-public enum Playlist: Sendable, Equatable {
-    case media(MediaPlaylist)
-    case master(MasterPlaylist)
-}
