@@ -12,7 +12,15 @@
 #  4. a target imports more of a module than its row allows: `Filters` (`FrameSize`, …) in the
 #     column means only scoped imports of those declarations (`import struct Filters.FrameSize`);
 #  5. a public declaration in MediaIO names an FFmpeg type (`AVFrame`, `UnsafeMutablePointer<AV…>`,
-#     `OpaquePointer`) in its signature line.
+#     `OpaquePointer`) in its signature line;
+#  6. a name the table's "job" column gives a module (`PlanarChainRenderer`, `Frame.planarView`,
+#     `forLogs`, `LowLatencyFiles.swift`) is not declared in that module or one it may import (a file:
+#     not in its folder), and is not a library's own name listed in EXTERNAL_NAMES;
+#  7. in the modules of NAMED_FILES, a file is not named for what it holds: its name (before any `+`)
+#     is a type it declares or extends, or such a type followed by an aspect (`GaussianBlurKernels`,
+#     `MediaPlaylistParser`: the aspect's type declared in the module), or the module's name;
+#     or a file declares more than MAX_PUBLIC_TYPES public types. A file that is one thing by
+#     another rule is listed in FILE_EXCEPTIONS with what it holds.
 # Needs swift (for `swift package dump-package`: no build, no network, about 1 s) and python3.
 #
 #   scripts/check-imports.sh
@@ -164,7 +172,7 @@ def parse_may_import(cell):
         position = m.end()
     return result if cell[position:].strip() == "" else None
 
-rows = {}
+rows, jobs = {}, {}
 lines = open(TABLE_FILE, encoding="utf-8").read().split("\n")
 try:
     start = lines.index(TABLE_HEADING)
@@ -197,6 +205,7 @@ if start is not None:
             if name in rows:
                 error(where, f"`{name}` has a second row (first on line {rows[name][0]})")
             rows[name] = (number + 1, may)
+            jobs[name] = " | ".join(cells[1:-1])
     for name in sorted(targets):
         if name not in rows:
             error(TABLE_FILE, f"no row for target `{name}` in the module table; its Package.swift "
@@ -262,11 +271,109 @@ if "MediaIO" in dirs and os.path.isdir(dirs["MediaIO"]):
                     error(f"{path}:{number}", "a public declaration names an FFmpeg type; copy what callers need "
                                               "into a Swift value (the pointer stays a private `let`)")
 
+# --- 6. the names the table gives each module exist there --------------------------------------
+# Names of libraries, C and HTTP that a row may use: not declared in this package.
+EXTERNAL_NAMES = {"va_list": "C's", "Logger": "swift-log's", "Host": "an HTTP header field",
+                  "Origin": "an HTTP header field"}
+EXTERNAL_PREFIXES = {"curl_": "libcurl's API (CCurl)"}
+SWIFT_DECLARATION = re.compile(r"\b(struct|class|enum|protocol|actor|typealias|extension|func|var|let|case)\s+"
+                               r"(?:`)?([A-Za-z_]\w*)")
+C_DECLARATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(|\btypedef\b[^;]*?\b([A-Za-z_]\w*)\s*;")
+declarations = {}
+def declared_names(name):
+    """(types and extended types, other declared names, file names) in a target's folder."""
+    if name in declarations:
+        return declarations[name]
+    types, members, files = set(), set(), set()
+    directory = dirs.get(name)
+    for root, _, names in os.walk(directory) if directory and os.path.isdir(directory) else []:
+        for file in names:
+            files.add(file)
+            path = os.path.join(root, file)
+            if file.endswith(".swift"):
+                for line in open(path, encoding="utf-8"):
+                    code = line.split("//")[0]
+                    for kind, declared_name in SWIFT_DECLARATION.findall(code):
+                        (types if kind in ("struct", "class", "enum", "protocol", "actor", "typealias", "extension")
+                         else members).add(declared_name)
+                    case = re.match(r"\s*(?:indirect\s+)?case\s+(.*)", code)
+                    if case:
+                        members.update(re.findall(r"(?:^|,)\s*([a-z_]\w*)", case.group(1)))
+            elif file.endswith((".h", ".c")):
+                for function, typedef in C_DECLARATION.findall(open(path, encoding="utf-8", errors="replace").read()):
+                    members.add(function or typedef)
+    declarations[name] = (types, members, files)
+    return declarations[name]
+
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+for name, (number, _) in sorted(rows.items()):
+    if name not in targets:
+        continue
+    scope = [name] + sorted(m for m in declared[name] if m in targets)
+    where = f"{TABLE_FILE}:{number}"
+    for token in re.findall(r"`([^`]+)`", jobs.get(name, "")):
+        text = re.sub(r"\(.*\)$", "", token)           # `Frame.isPlanarYUV420(size:range:)`
+        if text.endswith(".swift"):
+            if not any(text in declared_names(m)[2] for m in scope[:1]):
+                error(where, f"`{name}` row names {text}, which is not a file in {dirs[name]}/")
+            continue
+        if not IDENTIFIER.fullmatch(text) or text in all_modules or text in EXTERNAL_NAMES or \
+                text.startswith(tuple(EXTERNAL_PREFIXES)):
+            continue                                   # a flag, a path, a URL, a module or a library's name
+        parts = text.split(".")
+        def found(m):
+            types, members, _ = declared_names(m)
+            return (parts[0] in types or parts[0] in members) and all(p in types or p in members for p in parts[1:])
+        if not any(found(m) for m in scope):
+            error(where, f"`{name}` row names `{token}`, which is declared neither in {name} nor in a module it may "
+                         f"import ({', '.join(scope[1:]) or 'none'}): say what the module holds now, or list a "
+                         f"library's own name in EXTERNAL_NAMES")
+
+# --- 7. files named for what they hold -----------------------------------------------------------
+NAMED_FILES = ("Filters", "HLS", "LiveFilter")
+MAX_PUBLIC_TYPES = 5
+FILE_EXCEPTIONS = {   # path: what it holds, when that is one thing by another rule than a type's name
+    "Sources/Filters/Geometry.swift": "the picture's geometry and colour values (PixelRect, RGBColor)",
+    "Sources/Filters/Region.swift": "region=: the spec and shapes, the mask, the filters that take one",
+    "Sources/Filters/SIMDConversions.swift": "free functions: conversions between vector element types",
+    "Sources/Filters/Timeline.swift": "the chain's time: FrameTime, timed renderers, Keyframes, EnableRanges",
+    "Sources/HLS/Encryption.swift": "EXT-X-KEY's values: method, IV, key",
+    "Sources/HLS/LowLatency.swift": "the Low-Latency HLS tags' values, one type per tag",
+    "Sources/HLS/RedactedURL.swift": "the one redaction of messages (String.redactingSecrets, KnownSecrets)",
+}
+TOP_LEVEL = re.compile(r"^(?:@[A-Za-z_]\w*(?:\([^)]*\))?\s+)*((?:(?:public|package|internal|fileprivate|private|open|"
+                       r"final|indirect)\s+)*)(struct|class|enum|protocol|actor|typealias|extension)\s+([A-Za-z_][\w.]*)")
+for module in NAMED_FILES:
+    if module not in dirs or not os.path.isdir(dirs[module]):
+        continue
+    module_types = declared_names(module)[0]
+    for path in swift_files(dirs[module]):
+        held, public = set(), []
+        for line in open(path, encoding="utf-8"):
+            m = TOP_LEVEL.match(line)
+            if m:
+                held.add(m.group(3).split(".")[0])
+                if m.group(2) != "extension" and re.search(r"\b(public|open)\b", m.group(1)):
+                    public.append(m.group(3))
+        if path in FILE_EXCEPTIONS:
+            continue
+        stem = os.path.basename(path)[:-len(".swift")].split("+")[0]
+        named = stem in held or stem == module or any(
+            stem.startswith(t) and stem[len(t)].isupper() for t in held | module_types if len(stem) > len(t))
+        if not named:
+            error(path, f"the file's name says nothing it declares ({', '.join(sorted(held)) or 'no type'}): name it for "
+                        f"the type it holds (Type.swift, Type+Aspect.swift, TypeAspect.swift), split it, or list it in "
+                        f"FILE_EXCEPTIONS with what it holds")
+        if len(public) > MAX_PUBLIC_TYPES:
+            error(path, f"{len(public)} public types in one file ({', '.join(public)}; at most {MAX_PUBLIC_TYPES}): "
+                        f"give them files of their own, or list it in FILE_EXCEPTIONS with what it holds")
+
 for e in errors:
     print(e)
 if errors:
     print(f"check-imports: {len(errors)} problem(s); the layering is in {TABLE_FILE} ('{TABLE_HEADING[3:]}')")
     sys.exit(1)
 checked = sum(len(v) for v in scans.values())
-print(f"check-imports: {checked} imports in {len(scans)} targets match Package.swift and {TABLE_FILE}")
+print(f"check-imports: {checked} imports in {len(scans)} targets match Package.swift and {TABLE_FILE}; the table's "
+      f"names exist; files in {', '.join(NAMED_FILES)} are named for what they hold")
 PY
