@@ -26,8 +26,8 @@ let kernelSettings: [SwiftSetting] = {
 
 /// `scripts/fuzz.sh` builds the libFuzzer targets with `LIVEFILTER_FUZZ=1`: coverage and
 /// AddressSanitizer on our own modules under test (Filters, HLS, HLSClient) and the fuzz targets,
-/// not on their dependencies, so the sanitizer build reuses the SwiftNIO, NIOSSL (BoringSSL) and
-/// AsyncHTTPClient the ordinary build made instead of compiling them again (6 minutes on 2 cores).
+/// not on their dependencies, so the sanitizer build reuses the SwiftNIO the ordinary build made
+/// instead of compiling it again.
 let fuzzing = ProcessInfo.processInfo.environment["LIVEFILTER_FUZZ"] == "1"
 let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
 // FUZZING drops the replay tool's @main: libFuzzer's driver is the program's main.
@@ -53,8 +53,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
-        // The HLS input's HTTP: keep-alive pools, HTTP/2, streamed bodies, redirects (HLSClient).
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // C bindings: module map + shim header only. No Swift API.
@@ -70,6 +68,9 @@ let package = Package(
         // libsrt, directly: a channel's SRT listener keeps its port and takes a returning publisher at
         // once (FFmpeg's `srt` protocol accepts one caller per open). FFmpeg links the same library.
         .systemLibrary(name: "CSRT", pkgConfig: "srt", providers: [.apt(["libsrt-gnutls-dev"])]),
+        // libcurl, the HLS input's HTTP (HLSClient): HTTPS, HTTP/2 (nghttp2) and keep-alive from the
+        // system's library, where AsyncHTTPClient's graph (NIOSSL's BoringSSL, HTTP/2, …) doubled the first build.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // FFmpeg's log callback needs C (va_list) and a little static state.
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
@@ -80,9 +81,8 @@ let package = Package(
         // bytes fetched with retries into a feed that MediaIO's demuxer reads. No FFmpeg.
         .target(name: "HLSClient", dependencies: [
             "HLS",
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            "CCurl",
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "Metrics", package: "swift-metrics"),
         ], swiftSettings: instrumented),
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
@@ -131,7 +131,7 @@ let package = Package(
         .target(name: "FuzzSupport", swiftSettings: instrumented + (fuzzing ? [.define("FUZZING")] : [])),
         .executableTarget(name: "FuzzChainGrammar", dependencies: ["Filters", "FuzzSupport"], swiftSettings: fuzzEntry, linkerSettings: fuzzLink),
         .executableTarget(name: "FuzzPlaylist", dependencies: ["HLS", "FuzzSupport"], swiftSettings: fuzzEntry, linkerSettings: fuzzLink),
-        // The HLS reader against a loopback origin (NIO's HTTP server, already in AsyncHTTPClient's graph)
+        // The HLS reader against a loopback origin (NIO's HTTP server, already in Hummingbird's graph)
         // answering from the input; `hls.dict` (libFuzzer's dictionary) and `lsan.supp` are scripts/fuzz.sh's.
         .executableTarget(name: "FuzzHLSReader", dependencies: [
             "HLSClient", "HLS", "FuzzSupport",

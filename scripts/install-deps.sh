@@ -21,11 +21,11 @@
 set -euo pipefail
 
 packages=(libavformat-dev libavcodec-dev libavfilter-dev libswscale-dev libswresample-dev
-          libavutil-dev libx264-dev libsrt-gnutls-dev libfreetype-dev libpng-dev fonts-dejavu-core pkg-config ffmpeg git ca-certificates time)
+          libavutil-dev libx264-dev libsrt-gnutls-dev libcurl4-openssl-dev libfreetype-dev libpng-dev fonts-dejavu-core pkg-config ffmpeg git ca-certificates time)
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
     packages+=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-base-apps gstreamer1.0-plugins-good
                gstreamer1.0-plugins-bad gstreamer1.0-libav chromium python3 python3-pip mate-backgrounds qemu-user
-               mpv vlc-bin vlc-plugin-base python3-gi gir1.2-gst-rtsp-server-1.0)
+               mpv vlc-bin vlc-plugin-base python3-gi gir1.2-gst-rtsp-server-1.0 nghttp2-server openssl)
 fi
 
 missing=()

@@ -1,8 +1,8 @@
-import AsyncHTTPClient
+import CCurl
 import Foundation
 import HLS
 import NIOCore
-import NIOHTTP1
+import Synchronization
 
 /// Why a resource could not be read. `isPermanent` failures are not retried.
 public struct FetchError: Error, Sendable, CustomStringConvertible {
@@ -53,11 +53,11 @@ extension String {
     }
 }
 
-/// Reads playlists, keys and media over HTTP(S) (AsyncHTTPClient: keep-alive connection pools, HTTP/2
-/// where the server offers it, streamed bodies) or from local files, with the input's limits: an idle
-/// timeout (`--io-timeout`), a redirect limit, and which references a playlist may make.
+/// Reads playlists, keys and media over HTTP(S) (libcurl: keep-alive connections, HTTP/2 where the
+/// server offers it, streamed bodies; `CurlEngine`) or from local files, with the input's limits: an
+/// idle timeout (`--io-timeout`), a redirect limit, and which references a playlist may make.
 public final class ResourceFetcher: Sendable {
-    private let client: HTTPClient
+    private let engine = CurlEngine()
     public let ioTimeout: Duration
     /// Where references may lead (local files, private addresses): checked on every URL and redirect.
     public let access: NetworkAccess
@@ -66,24 +66,14 @@ public final class ResourceFetcher: Sendable {
     private let checkedHosts = Mutex<[String: Bool]>([:])
 
     public init(ioTimeout: Duration, maxRedirects: Int, access: NetworkAccess) {
-        // Redirects are followed here, not by the client, so each hop's address is checked too.
-        var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(connect: .nanoseconds(Int64(ioTimeout / .nanoseconds(1)))))
-        configuration.httpVersion = .automatic
-        // Idle connections stay for the next request (keep-alive); a live input asks every few seconds.
-        configuration.connectionPool = .init(idleTimeout: .seconds(60))
-        // A refused connection fails the request at once; the reader's own retries decide what next.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.ioTimeout = ioTimeout
         self.access = access
         self.maxRedirects = max(0, maxRedirects)
     }
 
     deinit {
-        // Nothing may be in flight by now; the pool's connections close in the background.
-        try? client.syncShutdown()
+        // Nothing is in flight by now; the engine's thread closes the connections and ends.
+        engine.shutdown()
     }
 
     /// Whether `url` may be read: http(s) to a host `access` allows; a local file only for a local
@@ -142,93 +132,114 @@ public final class ResourceFetcher: Sendable {
                        checked: Bool = true, deliver: @escaping @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
         if checked { try await check(url) }
         if url.isFileURL || url.scheme == nil { return try await readFile(url, range: range, deliver: deliver) }
-        let watchdog = Watchdog(idle: ioTimeout, first: headTimeout.map { $0 + ioTimeout } ?? ioTimeout, deadline: deadline)
-        let name = url.absoluteString
-        do {
-            return try await watchdog.run { () async throws -> URL in
-                var name = name
-                var current = url
-                var visited: Set<String> = [url.absoluteString]
-                var response: HTTPClientResponse
-                while true {
-                    var request = HTTPClientRequest(url: current.absoluteString)
-                    request.method = .GET
-                    if let range, let offset = range.offset {
-                        // Bounded by the parser (PlaylistNumber): no overflow; an empty range asks for nothing.
-                        guard range.length > 0 else { return current }
-                        request.headers.add(name: "Range", value: "bytes=\(offset)-\(offset + range.length - 1)")
-                    }
-                    response = try await self.client.execute(request, timeout: .hours(24))
-                    watchdog.progress()
-                    guard [301, 302, 303, 307, 308].contains(response.status.code) else { break }
-                    // A redirect is a reference like any other: the same checks, each hop.
-                    guard self.maxRedirects > 0 else { throw FetchError(kind: .transport("redirected, and --max-redirects is 0"), url: name) }
-                    guard visited.count <= self.maxRedirects else { throw FetchError(kind: .transport("too many redirects (--max-redirects)"), url: name) }
-                    guard let location = response.headers.first(name: "location"),
-                          let next = URL(string: location, relativeTo: current)?.absoluteURL else {
-                        throw FetchError(kind: .transport("a redirect without a usable Location"), url: name)
-                    }
-                    guard visited.insert(next.absoluteString).inserted else { throw FetchError(kind: .transport("a redirect loop"), url: name) }
-                    guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-                        throw FetchError(kind: .refused("redirected to '\(next.absoluteString.forMessages)', which is not http(s)"), url: name)
-                    }
-                    try await self.check(next)
-                    current = next
-                    name = next.absoluteString
-                }
-                switch response.status.code {
-                case 200..<300: break
-                case 404: throw FetchError(kind: .notFound, url: name)
-                default: throw FetchError(kind: .status(Int(response.status.code)), url: name)
-                }
-                if let type = response.headers.first(name: "content-type"), type.lowercased().hasPrefix("text/html") {
-                    throw FetchError(kind: .transport("the server sent an HTML page (\(type))"), url: name)
-                }
-                // A server that ignores Range sends the whole resource: cut the range out of it.
-                var skip = 0, remaining: Int? = nil
-                if let range, response.status.code != 206 {
-                    skip = range.offset ?? 0
-                    remaining = range.length
-                }
-                for try await var chunk in response.body {
-                    watchdog.progress()
-                    if skip > 0 {
-                        let n = min(skip, chunk.readableBytes)
-                        chunk.moveReaderIndex(forwardBy: n)
-                        skip -= n
-                    }
-                    if let left = remaining, chunk.readableBytes > left { chunk = chunk.getSlice(at: chunk.readerIndex, length: left)! }
-                    if chunk.readableBytes > 0 {
-                        remaining = remaining.map { $0 - chunk.readableBytes }
-                        try await deliver(chunk)
-                    }
-                    if remaining == 0 { break }
-                }
-                if let left = remaining, left != 0 {
-                    throw FetchError(kind: .transport("the resource ends before the byte range does"), url: name)
-                }
-                return current
+        var name = url.absoluteString
+        var current = url
+        var visited: Set<String> = [url.absoluteString]
+        while true {
+            var request = CurlRequest(url: current.absoluteString, connectTimeout: ioTimeout,
+                                      firstTimeout: headTimeout.map { $0 + ioTimeout } ?? ioTimeout, idleTimeout: ioTimeout,
+                                      deadline: deadline, allowsPrivateAddresses: access.privateNetworks)
+            if let range, let offset = range.offset {
+                // Bounded by the parser (PlaylistNumber): no overflow; an empty range asks for nothing.
+                guard range.length > 0 else { return current }
+                request.range = "\(offset)-\(offset + range.length - 1)"
             }
-        } catch let error as FetchError {
-            throw error
-        } catch let error as Watchdog.Expired {
-            throw FetchError(kind: .timedOut(seconds: error.seconds), url: name)
-        } catch is CancellationError {
-            throw FetchError(kind: .transport("cancelled"), url: name)
-        } catch let error as HTTPClientError {
-            throw FetchError(kind: .transport(Self.describe(error)), url: name)
-        } catch {
-            throw FetchError(kind: .transport("\(error)"), url: name)
+            let transfer = CurlTransfer(request)
+            engine.start(transfer)
+            // Whatever way this ends (done, a redirect, an error, the range complete, cancelled),
+            // the transfer ends with it; after a normal end this does nothing.
+            defer { engine.cancel(transfer) }
+            do {
+                let next = try await withTaskCancellationHandler {
+                    try await receive(transfer, name: name, current: current, range: range, deliver: deliver)
+                } onCancel: { [engine] in
+                    engine.cancel(transfer)
+                }
+                guard let next else { return current }
+                // A redirect is a reference like any other: the same checks, each hop.
+                guard maxRedirects > 0 else { throw FetchError(kind: .transport("redirected, and --max-redirects is 0"), url: name) }
+                guard visited.count <= maxRedirects else { throw FetchError(kind: .transport("too many redirects (--max-redirects)"), url: name) }
+                guard visited.insert(next.absoluteString).inserted else { throw FetchError(kind: .transport("a redirect loop"), url: name) }
+                guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                    throw FetchError(kind: .refused("redirected to '\(next.absoluteString.forMessages)', which is not http(s)"), url: name)
+                }
+                try await check(next)
+                current = next
+                name = next.absoluteString
+            } catch let error as FetchError {
+                throw error
+            } catch is CancellationError {
+                throw FetchError(kind: .transport("cancelled"), url: name)
+            } catch let failure as CurlFailure {
+                throw Self.fetchError(failure, url: name)
+            } catch {
+                throw FetchError(kind: .transport("\(error)"), url: name)
+            }
         }
     }
 
-    private static func describe(_ error: HTTPClientError) -> String {
-        switch error {
-        case .redirectLimitReached: "too many redirects (--max-redirects)"
-        case .redirectCycleDetected: "a redirect loop"
-        case .remoteConnectionClosed: "the server closed the connection"
-        case .connectTimeout: "the connection timed out (--io-timeout)"
-        default: "\(error)"
+    /// One response: a redirect's target (nil: the body was delivered).
+    private func receive(_ transfer: CurlTransfer, name: String, current: URL, range: ByteRange?,
+                         deliver: @Sendable (ByteBuffer) async throws -> Void) async throws -> URL? {
+        var events = transfer.events.makeAsyncIterator()
+        guard case let .head(status, headers)? = try await events.next() else {
+            throw FetchError(kind: .transport("the server sent no response"), url: name)
+        }
+        func header(_ key: String) -> String? { headers.first { $0.name == key }?.value }
+        if [301, 302, 303, 307, 308].contains(status) {
+            guard let location = header("location"), let next = URL(string: location, relativeTo: current)?.absoluteURL else {
+                throw FetchError(kind: .transport("a redirect without a usable Location"), url: name)
+            }
+            return next
+        }
+        switch status {
+        case 200..<300: break
+        case 404: throw FetchError(kind: .notFound, url: name)
+        default: throw FetchError(kind: .status(status), url: name)
+        }
+        if let type = header("content-type"), type.lowercased().hasPrefix("text/html") {
+            throw FetchError(kind: .transport("the server sent an HTML page (\(type))"), url: name)
+        }
+        // A server that ignores Range sends the whole resource: cut the range out of it.
+        var skip = 0, remaining: Int? = nil
+        if let range, status != 206 {
+            skip = range.offset ?? 0
+            remaining = range.length
+        }
+        while case var .body(chunk)? = try await events.next() {
+            engine.taken(chunk.readableBytes, of: transfer)
+            if skip > 0 {
+                let n = min(skip, chunk.readableBytes)
+                chunk.moveReaderIndex(forwardBy: n)
+                skip -= n
+            }
+            if let left = remaining, chunk.readableBytes > left { chunk = chunk.getSlice(at: chunk.readerIndex, length: left)! }
+            if chunk.readableBytes > 0 {
+                remaining = remaining.map { $0 - chunk.readableBytes }
+                try await deliver(chunk)
+            }
+            if remaining == 0 { return nil }
+        }
+        if let left = remaining, left != 0 {
+            throw FetchError(kind: .transport("the resource ends before the byte range does"), url: name)
+        }
+        return nil
+    }
+
+    private static func fetchError(_ failure: CurlFailure, url: String) -> FetchError {
+        switch failure {
+        case let .timedOut(seconds): return FetchError(kind: .timedOut(seconds: seconds), url: url)
+        case let .refusedAddress(address): return privateRefusal(URL(string: url) ?? URL(fileURLWithPath: "/"), address: address)
+        case let .failed(code, message):
+            let why = switch code {
+            case Int(CURLE_OPERATION_TIMEDOUT.rawValue): "the connection timed out (--io-timeout): \(message)"
+            case Int(CURLE_GOT_NOTHING.rawValue), Int(CURLE_RECV_ERROR.rawValue), Int(CURLE_PARTIAL_FILE.rawValue):
+                "the server closed the connection (\(message))"
+            case Int(CURLE_PEER_FAILED_VERIFICATION.rawValue):
+                "the server's certificate is not trusted (\(message)); a private CA's certificate can be named in SSL_CERT_FILE"
+            default: message
+            }
+            return FetchError(kind: .transport(why), url: url)
         }
     }
 
@@ -266,47 +277,3 @@ public final class ResourceFetcher: Sendable {
         return url
     }
 }
-
-/// Cancels an operation that makes no progress: `first` until the first sign of life, then `idle`
-/// between signs; and, with a `deadline`, at that instant whatever the progress.
-final class Watchdog: Sendable {
-    struct Expired: Error { var seconds: Double }
-    private let idle: Duration
-    private let first: Duration
-    private let deadline: ContinuousClock.Instant?
-    private let last = Mutex<ContinuousClock.Instant?>(nil)
-
-    init(idle: Duration, first: Duration, deadline: ContinuousClock.Instant?) {
-        self.idle = idle
-        self.first = first
-        self.deadline = deadline
-    }
-
-    func progress() { last.withLock { $0 = .now } }
-
-    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let started = ContinuousClock.now
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                while true {
-                    let seen = self.last.withLock { $0 }
-                    var expiry = seen.map { $0 + self.idle } ?? started + self.first
-                    if let deadline = self.deadline { expiry = min(expiry, deadline) }
-                    if ContinuousClock.now >= expiry {
-                        let limit = seen == nil ? self.first : self.idle
-                        throw Expired(seconds: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
-                    }
-                    try await Task.sleep(until: expiry, clock: .continuous)
-                }
-            }
-            defer { group.cancelAll() }
-            while let result = try await group.next() {
-                if let value = result { return value }
-            }
-            throw CancellationError()
-        }
-    }
-}
-
-import Synchronization
