@@ -64,7 +64,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         errorBuffer.deallocate()
-        if let easy { curl_easy_cleanup(easy) }
     }
 
     /// The reader took `count` bytes of body: true when the transfer was paused and may go on.
@@ -94,6 +93,13 @@ final class CurlEngine: @unchecked Sendable {
     private static let trust: (file: String?, folder: String?) = {
         let environment = ProcessInfo.processInfo.environment
         return (environment["SSL_CERT_FILE"].flatMap { $0.isEmpty ? nil : $0 }, environment["SSL_CERT_DIR"].flatMap { $0.isEmpty ? nil : $0 })
+    }()
+    /// libcurl honours `http_proxy`, `https_proxy` and `all_proxy` (as curl and ffmpeg do). Through a
+    /// proxy the connection is the proxy's, so only the name is checked (`ResourceFetcher.check`).
+    private static let proxied: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        // libcurl reads `http_proxy` in lower case only (a CGI's HTTP_PROXY is a request header).
+        return ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains { environment[$0].map { !$0.isEmpty } ?? false }
     }()
     private static let global: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
@@ -169,6 +175,10 @@ final class CurlEngine: @unchecked Sendable {
             if curlTimeout >= 0 { milliseconds = min(milliseconds, curlTimeout) }
             curl_multi_poll(multi, nil, 0, Int32(clamping: max(0, milliseconds)), nil)
         }
+    }
+
+    deinit {
+        // After the thread's end (it holds the engine while it runs): a late wakeup still finds the handle.
         curl_multi_cleanup(multi)
     }
 
@@ -208,7 +218,7 @@ final class CurlEngine: @unchecked Sendable {
         lf_curl_set_pointer(easy, CURLOPT_HEADERDATA, user)
         lf_curl_set_data_callback(easy, CURLOPT_WRITEFUNCTION, curlBody)
         lf_curl_set_pointer(easy, CURLOPT_WRITEDATA, user)
-        if !request.allowsPrivateAddresses {
+        if !request.allowsPrivateAddresses, !Self.proxied {
             lf_curl_set_prereq_callback(easy, curlPrerequest)
             lf_curl_set_pointer(easy, CURLOPT_PREREQDATA, user)
         }
@@ -216,6 +226,8 @@ final class CurlEngine: @unchecked Sendable {
         active[easy] = transfer
         if curl_multi_add_handle(multi, easy) != CURLM_OK {
             active[easy] = nil
+            curl_easy_cleanup(easy)
+            transfer.easy = nil
             transfer.continuation.finish(throwing: CurlFailure.failed(code: -1, message: "libcurl refused the transfer"))
         }
     }
@@ -224,6 +236,8 @@ final class CurlEngine: @unchecked Sendable {
     private func finish(_ transfer: CurlTransfer, _ error: (any Error)?) {
         guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else { return }
         curl_multi_remove_handle(multi, easy)
+        curl_easy_cleanup(easy)
+        transfer.easy = nil
         if let error {
             transfer.continuation.finish(throwing: error)
         } else if !transfer.headSent {

@@ -147,6 +147,33 @@ struct NetworkAccessTests {
         #expect(await NetworkAccess.forInput(URL(fileURLWithPath: "/tmp/x.m3u8"), allowPrivateNetworks: nil).localFiles)
     }
 
+    @Test("the address a request is sent to is checked again: a name that resolved to a public address at the check and to a private one at the connection is cut before the request")
+    func connectedAddress() async throws {
+        // A listener that never answers: the connection completes (the kernel's backlog), the request must not be sent.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        #expect(bound && listen(fd, 4) == 0)
+        let url = try #require(URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/x.m3u8"))
+        // `checked: false` skips the name's check, as a rebinding name would pass it: the connection's check remains.
+        let fetcher = ResourceFetcher(ioTimeout: .seconds(5), maxRedirects: 0, access: NetworkAccess(localFiles: false, privateNetworks: false))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: FetchError.self) { _ = try await fetcher.data(url, maxBytes: 1 << 20, checked: false) }
+        #expect(error.map { if case .refused = $0.kind { true } else { false } } == true, "\(String(describing: error))")
+        #expect(error?.description.contains("127.0.0.1") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < .seconds(2), "refused at the connection, not after the idle timeout")
+        // Allowed, the same request goes out and waits for the answer that never comes: the idle timeout.
+        let open = ResourceFetcher(ioTimeout: .milliseconds(300), maxRedirects: 0, access: NetworkAccess(localFiles: false, privateNetworks: true))
+        let timedOut = await #expect(throws: FetchError.self) { _ = try await open.data(url, maxBytes: 1 << 20, checked: false) }
+        #expect(timedOut.map { if case .timedOut = $0.kind { true } else { false } } == true, "\(String(describing: timedOut))")
+    }
+
     @Test("a local FIFO or device is refused at once, not read for ever")
     func fifo() async throws {
         let path = NSTemporaryDirectory() + "lf-fifo-\(getpid())"

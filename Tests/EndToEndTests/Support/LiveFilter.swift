@@ -26,10 +26,10 @@ enum LiveFilter {
     }
 
     /// `livefilter ARGS…`, waited for with a time limit.
-    static func run(_ arguments: [String], timeout: Duration = .seconds(180),
+    static func run(_ arguments: [String], timeout: Duration = .seconds(180), environment: [String: String] = [:],
                     sourceLocation: SourceLocation = #_sourceLocation) async throws -> ProcessResult {
         let binary = try binary(sourceLocation: sourceLocation)
-        return try await Subprocess.run(binary, arguments, timeout: timeout)
+        return try await Subprocess.run(binary, arguments, timeout: timeout, environment: environment)
     }
 
     /// Starts `livefilter ARGS…` without waiting, its stderr read as it is written, so the test can

@@ -61,7 +61,8 @@ final class Subprocess: @unchecked Sendable {
     /// - Parameter streamingStderr: read stderr through a pipe as the child writes it (for
     ///   `firstStderrLine`). Only for a child that starts no process of its own, such as livefilter:
     ///   the pipe ends, and `wait` returns, when every holder of its write end has exited.
-    init(_ executable: URL, _ arguments: [String], streamingStderr: Bool = false) throws {
+    /// - Parameter environment: variables set for the child on top of this process's.
+    init(_ executable: URL, _ arguments: [String], streamingStderr: Bool = false, environment: [String: String] = [:]) throws {
         self.executable = executable.path
         self.arguments = arguments
         let tmp = FileManager.default.temporaryDirectory
@@ -97,7 +98,11 @@ final class Subprocess: @unchecked Sendable {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable.path, &actions, &attributes, argv, environ)
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { $1 }
+        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        let rc = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
         pipe?.startReading()  // the child holds its own copy of the write end now (or there is no child)
         guard rc == 0 else {
             throw ToolFailure("cannot start \(executable.path): \(String(cString: strerror(rc)))")
@@ -212,9 +217,9 @@ final class Subprocess: @unchecked Sendable {
     }
 
     /// Runs a command to completion.
-    static func run(_ executable: URL, _ arguments: [String],
-                    timeout: Duration = .seconds(120)) async throws -> ProcessResult {
-        try await Subprocess(executable, arguments).wait(timeout: timeout)
+    static func run(_ executable: URL, _ arguments: [String], timeout: Duration = .seconds(120),
+                    environment: [String: String] = [:]) async throws -> ProcessResult {
+        try await Subprocess(executable, arguments, environment: environment).wait(timeout: timeout)
     }
 }
 
