@@ -15,11 +15,12 @@
 #     `OpaquePointer`) in its signature line;
 #  6. a name the table's "job" column gives a module (`PlanarChainRenderer`, `Frame.planarView`,
 #     `forLogs`, `LowLatencyFiles.swift`) is not declared in that module or one it may import (a file:
-#     not in its folder), and is not a library's own name listed in EXTERNAL_NAMES;
-#  7. in the modules of NAMED_FILES, a file is not named for what it holds: its name (before any `+`)
-#     is a type it declares or extends, or such a type followed by an aspect (`GaussianBlurKernels`,
-#     `MediaPlaylistParser`: the aspect's type declared in the module), or the module's name;
-#     or a file declares more than MAX_PUBLIC_TYPES public types. A file that is one thing by
+#     not in its folder), and is not a library's or a standard's name (EXTERNAL_NAMES; snake_case
+#     without our C prefix `lf_`);
+#  7. in the modules of NAMED_FILES, a file is not named for what it holds (its name, before any `+`,
+#     should be a type it declares or extends, such a type followed by an aspect — `GaussianBlurKernels`,
+#     `MediaPlaylistParser`: the type declared in the module — or the module's name), or a file
+#     declares more than MAX_PUBLIC_TYPES public types. A file that is one thing by
 #     another rule is listed in FILE_EXCEPTIONS with what it holds.
 # Needs swift (for `swift package dump-package`: no build, no network, about 1 s) and python3.
 #
@@ -272,10 +273,12 @@ if "MediaIO" in dirs and os.path.isdir(dirs["MediaIO"]):
                                               "into a Swift value (the pointer stays a private `let`)")
 
 # --- 6. the names the table gives each module exist there --------------------------------------
-# Names of libraries, C and HTTP that a row may use: not declared in this package.
-EXTERNAL_NAMES = {"va_list": "C's", "Logger": "swift-log's", "Host": "an HTTP header field",
-                  "Origin": "an HTTP header field"}
-EXTERNAL_PREFIXES = {"curl_": "libcurl's API (CCurl)"}
+# Names of libraries and protocols that a row may use: not declared in this package. A snake_case
+# name is C's or a standard's (`curl_multi_poll`, SCTE-35's `splice_info_section`) unless it has our
+# C code's prefix (`lf_log_add_secret`); this package's Swift names are camelCase.
+EXTERNAL_NAMES = {"Logger": "swift-log's", "Host": "an HTTP header field", "Origin": "an HTTP header field"}
+OWN_C_PREFIX = "lf_"
+SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 SWIFT_DECLARATION = re.compile(r"\b(struct|class|enum|protocol|actor|typealias|extension|func|var|let|case)\s+"
                                r"(?:`)?([A-Za-z_]\w*)")
 C_DECLARATION = re.compile(r"\b([A-Za-z_]\w*)\s*\(|\btypedef\b[^;]*?\b([A-Za-z_]\w*)\s*;")
@@ -318,8 +321,8 @@ for name, (number, _) in sorted(rows.items()):
                 error(where, f"`{name}` row names {text}, which is not a file in {dirs[name]}/")
             continue
         if not IDENTIFIER.fullmatch(text) or text in all_modules or text in EXTERNAL_NAMES or \
-                text.startswith(tuple(EXTERNAL_PREFIXES)):
-            continue                                   # a flag, a path, a URL, a module or a library's name
+                (SNAKE_CASE.fullmatch(text) and not text.startswith(OWN_C_PREFIX)):
+            continue                                   # a flag, a path, a URL, a module, a library's or a standard's name
         parts = text.split(".")
         def found(m):
             types, members, _ = declared_names(m)
