@@ -85,6 +85,9 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Metrics", package: "swift-metrics"),
         ], swiftSettings: instrumented),
+        // What a broadcast carries beside its pictures, carried through the filter: SCTE-35 splice
+        // information (read, checked, re-timed, written). Pure Swift, no FFmpeg.
+        .target(name: "Broadcast"),
         // Pure Swift HLS playlists: model, parser, serializer, linter, RFC 6381 codec strings. No FFmpeg.
         .target(name: "HLS", swiftSettings: instrumented),
         // Pure Swift RGB filters and the chain grammar. No FFmpeg.
@@ -150,6 +153,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
         ]),
         .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", "HLS", .product(name: "Hummingbird", package: "hummingbird")]),
+        .testTarget(name: "BroadcastTests", dependencies: ["Broadcast"]),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters"]),
     ]
 )

@@ -14,6 +14,8 @@
 #                                    # and qemu-user (runs the binary on an emulated CPU without AVX2),
 #                                    # and from PyPI the m3u8 package (the HLS tests' independent playlist
 #                                    # parser, scripts/m3u8-oracle.py), for the python3 on PATH, and
+#                                    # threefive (the SCTE-35 tests' independent library,
+#                                    # scripts/scte35-oracle.py), and
 #                                    # hls.js for the player page (scripts/install-hlsjs.sh: from the
 #                                    # gradio wheel on PyPI to /usr/local/share/livefilter/hls.min.js)
 #   source scripts/install-deps.sh   # from another script: also leaves /opt/swift/usr/bin on PATH
@@ -63,6 +65,15 @@ if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import m3u8' 2>/dev/nu
     python3 -m pip install --quiet 'm3u8==6.0.0' 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages 'm3u8==6.0.0' \
         || echo "install-deps: could not install m3u8; M3U8OracleTests will be skipped" >&2
+fi
+
+# threefive, the SCTE-35 library Tests/BroadcastTests compares ours with (scripts/scte35-oracle.py),
+# pinned; pure Python like m3u8. Without it those tests fail and say how to install it.
+if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import threefive' 2>/dev/null; then
+    echo "install-deps: installing the threefive Python package"
+    python3 -m pip install --quiet 'threefive==3.1.5' 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages 'threefive==3.1.5' \
+        || echo "install-deps: could not install threefive; BroadcastTests will fail" >&2
 fi
 
 # hls.js for the player page (Low-Latency HLS in the browser). Not fatal: without it the page plays
