@@ -145,11 +145,14 @@ public final class HLSWriter: PacketSink {
     ///   - schedule: where segments start, on the output's tick grid: the same value forces the
     ///     encoder's keyframes, so cuts and keyframes cannot disagree.
     ///   - overwrite: replace an existing playlist and segments of the same names.
+    ///   - partTicks: LL-HLS: ticks per part, as the plan decided them (nil: no parts; a VOD
+    ///     playlist, which appears whole at the end, has none). `options.partDuration` is the
+    ///     playlist's part target.
     ///   - clock: wall clock for EXT-X-PROGRAM-DATE-TIME (tests pass a fixed one).
     ///   - firstSegmentNumber: the number of the first segment's file (and its media sequence number).
     ///   - lastSegment: the schedule's last segment, when known (later media joins it).
     public init(playlistPath: String, options: HLSOutputOptions, schedule: SegmentSchedule, overwrite: Bool,
-                firstSegmentNumber: Int = 0, lastSegment: Int64? = nil,
+                partTicks: Int64? = nil, firstSegmentNumber: Int = 0, lastSegment: Int64? = nil,
                 clock: @escaping @Sendable () -> Date = { Date() }) throws(MediaError) {
         try options.validate()
         self.firstSegmentNumber = firstSegmentNumber
@@ -168,15 +171,11 @@ public final class HLSWriter: PacketSink {
             throw .unsupportedOutput(playlistPath, reason: "an HLS playlist name must not contain '%'")
         }
         namePattern = pattern
-        // Parts are for playlists published while they grow; a VOD playlist appears whole at the end.
-        if let part = options.partDuration, options.playlistType != .vod {
-            partTicks = max(1, Int64((part * schedule.grid.rate.doubleValue + 1e-6).rounded(.down)))
-        } else {
-            partTicks = nil
+        // The playlist states the part target; the ticks are the plan's (`OutputSpec.HLS.partTicks`).
+        if let partTicks, partTicks < 1 || options.partDuration == nil {
+            throw .invalidSettings("HLS parts of \(partTicks) ticks need a positive count and a part target duration")
         }
-        if options.partDuration != nil, options.playlistType == .vod {
-            warnings.append("HLS parts apply to live and event playlists; this VOD playlist is written without them")
-        }
+        self.partTicks = partTicks
         sink = SegmentByteSink(keepsParts: partTicks != nil)
         initSegmentName = options.segmentType == .fmp4 ? (options.initSegmentName ?? "\(stem)_init.mp4") : nil
         // The playlist, the first segment and the init segment stand for an earlier output.

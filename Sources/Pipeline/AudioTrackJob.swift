@@ -52,7 +52,7 @@ public final class AudioTrackJob: @unchecked Sendable {
             throw .media(error)
         }
         demuxer.discardVideo()
-        let reader = ReadStage(demuxer: demuxer, audioStream: plan.audioStream, capacity: plan.readCapacity, withVideo: false)
+        let reader = ReadStage(demuxer: demuxer, audioStream: plan.decodeSpec.audioStream, capacity: plan.decodeSpec.readCapacity, withVideo: false)
         let audio: AudioStage?
         do throws(MediaError) {
             audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: reader.packets,
@@ -65,7 +65,12 @@ public final class AudioTrackJob: @unchecked Sendable {
         for mux in outputs.allMux { mux.start(in: group) }
         audio?.start(in: group)
         reader.start(in: group)
-        await group.wait()
+        // A cancelled caller (a stopped shard run) tears the stages down, the input's read included.
+        await withTaskCancellationHandler { await group.wait() } onCancel: { group.cancel() }
+        if Task.isCancelled {
+            outputs.discard()
+            throw .cancelled
+        }
         do {
             if let error = group.error { throw error }
             try await group.perform("commit") { [outputs] in try outputs.commit() }

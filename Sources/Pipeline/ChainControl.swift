@@ -57,7 +57,7 @@ public final class ChainControl: Sendable {
 
     init(plan: JobPlan) {
         self.plan = plan
-        state = Mutex(State(chain: plan.configuration.chain))
+        state = Mutex(State(chain: plan.userChain))
     }
 
     /// The user's chain as it runs now (without the orientation fix the plan adds).
@@ -91,7 +91,7 @@ public final class ChainControl: Sendable {
     func check(_ text: String, files: ChainFileAccess) throws(Refusal) -> (FilterChain, OutputGeometry) {
         let chain: FilterChain
         do {
-            chain = try self.chain.applying(text, files: files.keeping(filesOf: plan.configuration.chain))
+            chain = try self.chain.applying(text, files: files.keeping(filesOf: plan.userChain))
         } catch {
             if case .fileNotAllowed = error { throw .fileNotAllowed(error) }
             throw .badChain(error)
@@ -132,14 +132,5 @@ public final class ChainControl: Sendable {
             return state.pending
         }
         for pending in waiting { pending.reply(.failure(.notRunning)) }
-    }
-}
-
-extension JobPlan {
-    /// The geometry this job would have with `chain` as the user's chain (orientation, alignment
-    /// and evenness as planned).
-    func geometry(with chain: FilterChain) throws(FilterError) -> OutputGeometry {
-        try OutputGeometry(video: input.video, chain: chain, orientation: configuration.orientation ?? .auto,
-                           alignment: configuration.alignment, evenSize: !container.isImageSequence)
     }
 }

@@ -10,6 +10,9 @@ struct TimedFrame: @unchecked Sendable {
     var time: MediaTime
     /// How long the frame lasts, in the same units as `time`.
     var duration: Int64
+    /// `--overload adapt`: the decoder pays the thinning with non-reference pictures it leaves out
+    /// (the tick stage then shows every picture it gets), as it did when this frame came out.
+    var thinnedAtDecode = false
     /// `time`'s value, in the video stream's time base.
     var relativePts: Int64 { time.value }
 }
@@ -40,6 +43,10 @@ final class TimingRecorder: @unchecked Sendable {
 /// What the decode stage sends the tick stage.
 enum DecodedEvent: @unchecked Sendable {
     case frame(TimedFrame)
+    /// `--overload adapt`: the picture at this time (relative, like a frame's) was shed, left out
+    /// before or in the decoder. A tick that holds the picture before it then repeats it by the
+    /// overload's choice, not for a stalled input.
+    case leftOut(Int64)
     /// The input ended; the time is the end of its last frame.
     case end(MediaTime)
 }
@@ -70,13 +77,12 @@ final class DecodeStage: @unchecked Sendable {
     private var thinningCredit = 0.0
     /// Pictures since the last non-reference one: while recent, the thinning is done here.
     private var picturesSinceNonReference = Int.max
-    private let thinsHere = Atomic<Bool>(false)
+    private var thinsHere = false
+    /// Times of pictures left out, sent on as `.leftOut` events after the packet's decision.
+    private var leftOutPending: [Int64] = []
     /// Pictures are being left out before or in the decoder (overload).
     private var leavesOutPictures = false
     private let mediaTimeBits = Atomic<UInt64>(0)
-    /// The times (relative) of the latest pictures left out, so the tick stage can tell the
-    /// repeat they cause from a stalled input.
-    private let leftOut = Mutex<[Int64]>([])
     /// A live H.264 input: the pictures the decoder holds for reordering, given up as soon as no
     /// earlier one can come (`Decoder.releaseHeldPicture`) whenever the input has nothing more yet.
     private var held: HeldPictures?
@@ -84,11 +90,10 @@ final class DecodeStage: @unchecked Sendable {
     /// A live input's decode times (input timestamp in seconds, wall clock), for the report.
     let decodeTimes: DecodeTimeLog?
 
-    /// - Parameter origin: the container's start in the video time base (`InputFacts.videoStart`).
-    /// - Parameter releasesHeldPictures: a live input: pictures held for reordering come out as
-    ///   soon as nothing earlier can still arrive (`JobPlan.releasesHeldPictures`).
-    init(demuxer: Demuxer, origin: Int64, packets: Channel<Packet>, withAudio: Bool, nominalRate: Rational, timing: TimingRecorder,
-         releasesHeldPictures: Bool = false, recordsDecodeTimes: Bool = false, capacity: Int = 4) throws(MediaError) {
+    /// The decoder for `demuxer`'s video as `spec` says; audio packets go on when the spec reads audio.
+    init(spec: DecodeSpec, demuxer: Demuxer, packets: Channel<Packet>, timing: TimingRecorder, capacity: Int = 4) throws(MediaError) {
+        let (origin, withAudio, nominalRate) = (spec.origin, spec.audioStream != nil, spec.nominalRate)
+        let (releasesHeldPictures, recordsDecodeTimes) = (spec.releasesHeldPictures, spec.recordsDecodeTimes)
         self.packets = packets
         videoIndex = demuxer.video.index
         audio = withAudio && demuxer.audio != nil ? Channel(capacity: 32) : nil
@@ -130,9 +135,14 @@ final class DecodeStage: @unchecked Sendable {
                     held?.flushed()
                     continue
                 }
-                if let overload, !decodes(packet, under: overload.effect) {
-                    if let pts = packet.presentationTimestamp { held?.leftOut(pts) }
-                    continue
+                if let overload {
+                    let decoded = decodes(packet, under: overload.effect)
+                    for time in leftOutPending { try frames.send(.leftOut(time)) }
+                    leftOutPending.removeAll()
+                    if !decoded {
+                        if let pts = packet.presentationTimestamp { held?.leftOut(pts) }
+                        continue
+                    }
                 }
                 if held != nil { try prepareForIDR(packet) }
                 if let pts = packet.presentationTimestamp { held?.sent(pts) }
@@ -196,7 +206,7 @@ final class DecodeStage: @unchecked Sendable {
             let relative = pts - origin
             decodedCount.add(1, ordering: .relaxed)
             mediaTimeBits.store((Double(relative + lastDuration) * timeBase.doubleValue).bitPattern, ordering: .relaxed)
-            try frames.send(.frame(TimedFrame(frame: frame, time: time(relative), duration: lastDuration)))
+            try frames.send(.frame(TimedFrame(frame: frame, time: time(relative), duration: lastDuration, thinnedAtDecode: thinsHere)))
         }
         return count
     }
@@ -212,7 +222,7 @@ final class DecodeStage: @unchecked Sendable {
         }
         leavesOutPictures = effect.skipsNonReferencePictures || effect.thinEvery != nil
         guard decoder.isH264, leavesOutPictures else {
-            thinsHere.store(false, ordering: .relaxed)
+            thinsHere = false
             return true
         }
         let nonReference = packet.h264IsNonReference(lengthSize: decoder.h264LengthSize) == true
@@ -224,7 +234,7 @@ final class DecodeStage: @unchecked Sendable {
         }
         guard let every = effect.thinEvery else { return true }
         // Non-reference pictures within two thinning periods: the stream has them to give.
-        thinsHere.store(picturesSinceNonReference < 2 * every, ordering: .relaxed)
+        thinsHere = picturesSinceNonReference < 2 * every
         thinningCredit = min(2, thinningCredit + 1 / Double(every))
         guard nonReference, thinningCredit >= 1 else { return true }
         thinningCredit -= 1
@@ -235,21 +245,7 @@ final class DecodeStage: @unchecked Sendable {
     private func recordLeftOut(_ packet: Packet) {
         notDecodedCount.add(1, ordering: .relaxed)
         guard let pts = packet.presentationTimestamp else { return }
-        leftOut.withLock { times in
-            times.append(pts - origin)
-            if times.count > 32 { times.removeFirst(times.count - 32) }
-        }
-    }
-
-    /// Whether the overload's thinning is done by not decoding non-reference pictures (the tick
-    /// stage then shows every picture it gets).
-    var thinsAtDecode: Bool { thinsHere.load(ordering: .relaxed) }
-
-    /// Whether the picture after `frame` (within two of its durations) was left out to shed load:
-    /// a tick that holds `frame` then repeats it by the overload's choice, not for a stalled input.
-    func pictureLeftOut(after frame: TimedFrame) -> Bool {
-        let start = frame.relativePts, end = frame.relativePts + 2 * max(1, frame.duration)
-        return leftOut.withLock { $0.contains { $0 > start && $0 <= end } }
+        leftOutPending.append(pts - origin)
     }
 
     /// The end of the newest frame decoded, relative to the start.

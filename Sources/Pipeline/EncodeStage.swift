@@ -10,6 +10,8 @@ enum EncodeWork: @unchecked Sendable {
     /// Show the remembered picture again (no filtering, no conversion). `cheap`: the encoder spends
     /// as little as it can on it (shed under overload; never for a keyframe).
     case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false)
+    /// `--overload adapt`: encode with this x264 preset from the next keyframe on.
+    case usePreset(EncoderSpeedPreset)
 }
 
 /// An encoded packet on its way to a sink, with the stream it belongs to there.
@@ -28,11 +30,11 @@ struct MuxItem: @unchecked Sendable {
 final class EncodeStage: @unchecked Sendable {
     let input: Channel<EncodeWork>
     private var encoder: Encoder?
-    /// `--overload adapt`: the encoder is reopened with the level's x264 preset at a keyframe.
-    /// Set before the stage starts, with `reopen` (an encoder like this one, another preset) and
-    /// `onPresetChange` (told each change, or a refusal: a global header that would change).
-    var overload: OverloadController?
-    var reopen: ((EncoderSpeedPreset) throws(MediaError) -> Encoder)?
+    /// `--overload adapt`: the encoder is reopened at a keyframe with the preset the last
+    /// `.usePreset` asked for, with the spec's settings for it. `onPresetChange` is told each
+    /// change, or a refusal (a global header that would change); set before the stage starts.
+    private var wantedPreset: EncoderSpeedPreset?
+    private let spec: EncodeSpec?
     var onPresetChange: (_ preset: EncoderSpeedPreset, _ refused: String?) -> Void = { _, _ in }
     private var preset: EncoderSpeedPreset?
     private var refusedPresets: Set<EncoderSpeedPreset> = []
@@ -48,24 +50,38 @@ final class EncodeStage: @unchecked Sendable {
     private var encodedEnd: Int64 = 0
     private var discardTimeBase = Rational(1, 1)
 
-    /// - Parameter keep: a shard's range: its encoder also sees the pictures before and after it
-    ///   (rate control and look-ahead as in a single run), whose packets are dropped here.
-    init(encoder: Encoder, mux: MuxStage, constantRate: Bool, keep: Range<Int64>? = nil,
-         timing: TimingRecorder, stopDeadline: StopDeadline) throws(MediaError) {
-        self.keep = keep
+    /// The encoder the spec asks for (PNG or x264), its stream added to `mux`'s sink. A shard's
+    /// encoder (`spec.keep`) also sees the pictures before and after its range (rate control and
+    /// look-ahead as in a single run), whose packets are dropped here.
+    init(spec: EncodeSpec, mux: MuxStage, timing: TimingRecorder, stopDeadline: StopDeadline) throws(MediaError) {
+        let encoder = try Self.encoder(spec, settings: nil, globalHeader: mux.sink.wantsGlobalHeader)
+        self.spec = spec
+        keep = spec.keep
         self.encoder = encoder
         self.mux = mux
-        self.constantRate = constantRate
+        constantRate = spec.constantRate
         self.timing = timing
         self.stopDeadline = stopDeadline
         stream = try mux.sink.addStream(from: encoder)
         input = Channel(capacity: 3)
     }
 
+    /// An encoder for `spec`; `settings` replaces its x264 settings (a preset step).
+    private static func encoder(_ spec: EncodeSpec, settings: VideoEncoderSettings?, globalHeader: Bool) throws(MediaError) -> Encoder {
+        switch spec.codec {
+        case .png:
+            try Encoder.png(size: spec.size, timeBase: spec.timeBase)
+        case let .h264(planned):
+            try Encoder.h264(size: spec.size, frameRate: spec.frameRate, timeBase: spec.timeBase, color: spec.color,
+                             settings: settings ?? planned, globalHeader: globalHeader)
+        }
+    }
+
     /// The `-o null` stage: takes pictures as an encoder would, then drops them.
     init(discardingIn timeBase: Rational, timing: TimingRecorder, stopDeadline: StopDeadline) {
         encoder = nil
         mux = nil
+        spec = nil
         constantRate = true
         self.timing = timing
         self.stopDeadline = stopDeadline
@@ -81,11 +97,6 @@ final class EncodeStage: @unchecked Sendable {
         group.start("encode") { [self] in try run() }
     }
 
-    /// Fault injection for the reliability tests (RELIABILITY.md): the encoder "fails" after this
-    /// many frames, as libx264 would on an internal error, so the failure path is exercised for real.
-    private static let injectedFailureAfter: Int? =
-        ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_ENCODER_AFTER"].flatMap { Int($0) }
-
     private func run() throws {
         guard encoder != nil, let mux else { return try discardAll() }
         var durations: [Int64: Int64] = [:]
@@ -94,7 +105,8 @@ final class EncodeStage: @unchecked Sendable {
         var sent = 0
         func encode(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool = false) throws {
             sent += 1
-            if let limit = Self.injectedFailureAfter, sent > limit {
+            // Fault injection (RELIABILITY.md): the failure path exercised for real.
+            if let limit = spec?.failsAfter, sent > limit {
                 throw MediaError.processing(FFmpegError(.inputOutput, operation: "encoding (\(encoder!.codecName)) [injected fault after \(limit) frames]"))
             }
             frame.presentationTimestamp = pts
@@ -106,7 +118,7 @@ final class EncodeStage: @unchecked Sendable {
             try timing.measure(.encode) { () throws(FFmpegError) in try encoder.send(frame) }
             try drain(deadline: nil, durations: &durations, lastDuration: lastDuration)
         }
-        preset = overload?.plan.basePreset
+        preset = spec?.preset
         while let work = try input.receive() {
             switch work {
             case .picture(_, _, _, _, true), .repeatLast(_, _, true, _):
@@ -114,6 +126,8 @@ final class EncodeStage: @unchecked Sendable {
             default: break
             }
             switch work {
+            case let .usePreset(wanted):
+                wantedPreset = wanted
             case let .picture(frame, remember, pts, duration, keyframe):
                 remembered = remember
                 try encode(frame, pts: pts, duration: duration, keyframe: keyframe)
@@ -136,10 +150,10 @@ final class EncodeStage: @unchecked Sendable {
     /// preset, and its first picture is this keyframe. Where the output carries a global header,
     /// the new SPS/PPS must be the old ones byte for byte, else the step is refused (once).
     private func changePresetIfAsked(durations: inout [Int64: Int64], lastDuration: Int64) throws {
-        guard let overload, let reopen, let current = encoder, let preset else { return }
-        let wanted = overload.effect.preset
+        guard let wanted = wantedPreset, let spec, let current = encoder, let preset else { return }
         guard wanted != preset, !refusedPresets.contains(wanted) else { return }
-        let next = try reopen(wanted)
+        guard let settings = spec.presetSteps[wanted] else { return }
+        let next = try Self.encoder(spec, settings: settings, globalHeader: mux?.sink.wantsGlobalHeader ?? false)
         let header = current.globalHeader
         if !header.isEmpty, next.globalHeader != header {
             refusedPresets.insert(wanted)
@@ -163,6 +177,8 @@ final class EncodeStage: @unchecked Sendable {
             case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration, _, _):
                 encodedEnd = max(encodedEnd, pts + duration)
                 written.add(1, ordering: .relaxed)
+            case .usePreset:
+                break
             }
         }
     }

@@ -128,7 +128,7 @@ public enum ExportPreset: String, CaseIterable, Sendable {
         config.video = video
         config.orientation = config.orientation ?? orientation
         // Every preset writes constant frame rate: the source's nominal rate unless the preset sets one.
-        config.frameRate = config.frameRate ?? rate ?? source.frameRate.flatMap { $0.isPositive && $0.doubleValue <= 240 ? $0 : nil }
+        config.frameRate = config.frameRate ?? rate ?? source.plausibleFrameRate
             ?? Rational(30, 1)
         config.alignment = config.alignment ?? alignment
         switch (self, config.audio) {

@@ -15,6 +15,9 @@ enum FilterWork: @unchecked Sendable {
     /// `--on-input-loss slate=FILE` while the input is lost: the slate as it is, each output's
     /// size, not through the chain (a mirror or a blur must not touch the words on it).
     case slate(pts: Int64, duration: Int64, keyframe: Bool = false)
+    /// `--overload adapt`: the encoders take this x264 preset from the next keyframe (the next
+    /// item's, which the tick stage sends right after it). Passed on to every encode stage.
+    case usePreset(EncoderSpeedPreset)
 }
 
 /// The filter stage: runs the plan's video path on each new picture and hands every rendition's
@@ -24,7 +27,7 @@ enum FilterWork: @unchecked Sendable {
 final class FilterStage: @unchecked Sendable {
     let work: Channel<FilterWork>
     private var path: VideoPath
-    private let plan: JobPlan
+    private let spec: FilterSpec
     private let outputs: [EncodeStage]
     /// The RGB chain and each rendition's converter. On the planar path they are made only if a
     /// frame needs them (a mid-stream change of format or size): unused, they are 20–30 MB at 1080p.
@@ -54,24 +57,24 @@ final class FilterStage: @unchecked Sendable {
     private var bands = BandPolicy()
     private var workNanoseconds: UInt64 = 0
 
-    init(plan: JobPlan, outputs: [EncodeStage], timeBase: Rational, control: ChainControl? = nil,
+    init(spec: FilterSpec, outputs: [EncodeStage], control: ChainControl? = nil,
          log: Logger = Logger(label: "livefilter.pipeline"), timing: TimingRecorder) throws(MediaError) {
-        self.plan = plan
-        path = plan.videoPath
-        chain = plan.geometry.chain
-        self.timeBase = timeBase.doubleValue
-        constantRate = plan.timing.isConstantRate
+        self.spec = spec
+        path = spec.path
+        chain = spec.geometry.chain
+        timeBase = spec.timeBase.doubleValue
+        constantRate = spec.constantRate
         self.outputs = outputs
         self.timing = timing
         self.control = control
         self.log = log
         work = Channel(capacity: 2)
-        planar = path == .planar ? try PlanarPath(chain: chain, plan: plan) : nil
+        planar = path == .planar ? try PlanarPath(chain: chain, spec: spec) : nil
         // The RGB path's settings are checked here, at start-up. The planar path makes the RGB chain
         // only if a frame needs it (one that changes format or size mid-stream).
-        if case let .slate(file) = plan.inputLoss {
-            slates = try plan.renditions.map { rendition throws(MediaError) in
-                try Slate.frame(path: file, size: rendition.size, color: plan.color)
+        if let file = spec.slate {
+            slates = try spec.renditionSizes.map { size throws(MediaError) in
+                try Slate.frame(path: file, size: size, color: spec.color)
             }
         } else {
             slates = []
@@ -83,10 +86,10 @@ final class FilterStage: @unchecked Sendable {
     private let slates: [Frame]
 
     private func makeRGB(_ chain: FilterChain) throws(MediaError) -> (filter: FrameFilter, converters: [RenditionConverter]) {
-        let filter = try FrameFilter(video: plan.input.video, chain: chain, assumedMatrix: plan.color.matrix, timing: timing)
-        let converters = try plan.renditions.map { rendition throws(MediaError) in
-            try RenditionConverter(size: rendition.size, chainOutputSize: plan.geometry.chainOutputSize,
-                                   rgbEncoder: plan.container.isImageSequence, color: plan.color, timing: timing)
+        let filter = try FrameFilter(video: spec.input, chain: chain, assumedMatrix: spec.color.matrix, timing: timing)
+        let converters = try spec.renditionSizes.map { size throws(MediaError) in
+            try RenditionConverter(size: size, chainOutputSize: spec.geometry.chainOutputSize,
+                                   rgbEncoder: spec.rgbEncoder, color: spec.color, timing: timing)
         }
         return (filter, converters)
     }
@@ -128,6 +131,8 @@ final class FilterStage: @unchecked Sendable {
             for (output, slate) in zip(outputs, slates) {
                 try output.input.send(.picture(slate.newReference(), remember: slate, pts: pts, duration: duration, keyframe: keyframe))
             }
+        case let .usePreset(preset):
+            for output in outputs { try output.input.send(.usePreset(preset)) }
         }
     }
 
@@ -149,9 +154,9 @@ final class FilterStage: @unchecked Sendable {
     private func takeChainChange(at pts: Int64) -> Bool {
         guard let control, let pending = control.take() else { return false }
         // Re-planned by the plan's own rule.
-        let path = plan.videoPath(for: pending.geometry)
+        let path = spec.replan.path(for: pending.geometry)
         do {
-            let planar = path == .planar ? try PlanarPath(chain: pending.geometry.chain, plan: plan) : nil
+            let planar = path == .planar ? try PlanarPath(chain: pending.geometry.chain, spec: spec) : nil
             // The RGB chain too when it runs there, or stands in for frames the planes do not take.
             let rgb = try makeRGB(pending.geometry.chain)
             (self.planar, self.rgb, self.chain) = (planar, rgb, pending.geometry.chain)
@@ -167,18 +172,13 @@ final class FilterStage: @unchecked Sendable {
         return true
     }
 
-    /// Fault injection for the overload tests (RELIABILITY.md): each new picture takes this many
-    /// more milliseconds, as a chain too heavy for the machine would, so `--overload adapt` is
-    /// exercised on any machine.
-    private static let injectedSlowness: UInt32? =
-        ProcessInfo.processInfo.environment["LIVEFILTER_FAULT_SLOW_PICTURE_MS"].flatMap { UInt32($0) }
-
     private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
-        if let ms = Self.injectedSlowness { usleep(ms * 1000) }
+        // Fault injection for the overload tests: a chain too heavy for the machine, on any machine.
+        if let ms = spec.slowPictureMilliseconds { usleep(ms * 1000) }
         if control != nil || chainVaries { lastFrame = frame }
         // A picture the stream changed to (another size or format mid-stream: a discontinuity, a
         // publisher's new settings) is scaled on the RGB path, as a chain's pictures would be.
-        if path == .passthrough, PlanarFrameFilter.accepts(frame, size: plan.input.video.size) {
+        if path == .passthrough, PlanarFrameFilter.accepts(frame, size: spec.input.size) {
             took(.passthrough, at: pts)
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
@@ -226,7 +226,7 @@ final class FilterStage: @unchecked Sendable {
     private func frameTime(of frame: Frame, pts: Int64) -> FrameTime {
         defer { shownFrames += 1 }
         return FrameTime(seconds: Double(pts) * timeBase, frame: constantRate ? Int(pts) : shownFrames,
-                         sourceSeconds: frame.timestamp.map { Double($0) * plan.input.video.timeBase.doubleValue },
+                         sourceSeconds: frame.timestamp.map { Double($0) * spec.input.timeBase.doubleValue },
                          wallClock: Date().timeIntervalSince1970)
     }
 

@@ -3,10 +3,21 @@ import Foundation
 import MediaIO
 import Synchronization
 
-/// A live channel's input losses (`--on-input-loss hold|slate`): when the input went silent past
-/// the loss time, and when it came back. The tick loop's input decides both; the tick stage reads
-/// `isLost` at each tick (slate, silence) and progress and the report read the record.
-final class InputLossRecord: Sendable {
+/// A live channel's input as far as loss goes (`--on-input-loss hold|slate`): the one owner of its
+/// state and its record. Live → lost (silent past the plan's loss time, with nothing left to
+/// decode) → resuming (a frame is back; the ticks until the tick loop shows it, a resume delay
+/// later, still show the loss's picture) → live (the returning input's first picture shown).
+/// The tick loop's input consults it (a frame while lost is a `.resume`), the tick stage asks it
+/// what each tick shows (the held picture or the slate, and silence), and progress and the report
+/// read its record.
+final class InputLossState: Sendable {
+    enum Phase: Sendable, Equatable {
+        case live
+        case lost
+        /// Back, its first picture not yet shown.
+        case resuming
+    }
+
     /// One loss: its start on the wall clock and on the output's timeline, and its length once over.
     struct Loss: Sendable, Codable, Equatable {
         var began: Date
@@ -16,34 +27,71 @@ final class InputLossRecord: Sendable {
         var seconds: Double?
     }
 
-    private let state = Mutex<[Loss]>([])
+    private struct State {
+        var phase = Phase.live
+        var losses: [Loss] = []
+    }
+    private let state = Mutex(State())
 
-    var losses: [Loss] { state.withLock { $0 } }
-    var isLost: Bool { state.withLock { $0.last.map { $0.seconds == nil } ?? false } }
+    var phase: Phase { state.withLock { $0.phase } }
+    var losses: [Loss] { state.withLock { $0.losses } }
+    /// Silent now: no frame since the loss began.
+    var isLost: Bool { phase == .lost }
+    /// A tick that shows no new picture shows the loss's (the held picture or the slate) and
+    /// silence: lost, or back but its first picture not yet shown.
+    var showsLossPicture: Bool { phase != .live }
 
     /// Seconds the input has been lost in all, the current loss included.
     var totalSeconds: Double {
-        state.withLock { list in
-            list.reduce(0) { $0 + ($1.seconds ?? Date().timeIntervalSince($1.began)) }
+        state.withLock { s in
+            s.losses.reduce(0) { $0 + ($1.seconds ?? Date().timeIntervalSince($1.began)) }
         }
     }
 
+    /// Live → lost: the input's silence passed the loss time, `outputTime` seconds into the output.
     func began(outputTime: Double) {
-        state.withLock { $0.append(Loss(began: Date(), outputTime: outputTime, seconds: nil)) }
+        state.withLock { s in
+            s.phase = .lost
+            s.losses.append(Loss(began: Date(), outputTime: outputTime, seconds: nil))
+        }
     }
 
-    /// Ends the current loss; its length in seconds.
+    /// Lost → resuming: a frame is back. The loss's length in seconds.
     @discardableResult
     func ended() -> Double {
-        state.withLock { list in
-            guard let last = list.indices.last, list[last].seconds == nil else { return 0 }
-            let seconds = Date().timeIntervalSince(list[last].began)
-            list[last].seconds = seconds
+        state.withLock { s in
+            guard s.phase == .lost, let last = s.losses.indices.last, s.losses[last].seconds == nil else { return 0 }
+            s.phase = .resuming
+            let seconds = Date().timeIntervalSince(s.losses[last].began)
+            s.losses[last].seconds = seconds
             return seconds
         }
     }
+
+    /// A tick showed a new picture: the returning input's first (resuming → live).
+    func newPictureShown() {
+        state.withLock { s in if s.phase == .resuming { s.phase = .live } }
+    }
 }
 
+
+/// The pictures the decode stage left out to shed load (`DecodedEvent.leftOut`), as the tick
+/// stage's input took them off the channel: the latest 32. Read and written on the tick task only.
+final class ShedPictures {
+    private var times: [Int64] = []
+
+    func record(_ time: Int64) {
+        times.append(time)
+        if times.count > 32 { times.removeFirst(times.count - 32) }
+    }
+
+    /// Whether the picture after `frame` (within two of its durations) was left out: a tick that
+    /// holds `frame` then repeats it by the overload's choice, not for a stalled input.
+    func leftOut(after frame: TimedFrame) -> Bool {
+        let start = frame.relativePts, end = frame.relativePts + 2 * max(1, frame.duration)
+        return times.contains { $0 > start && $0 <= end }
+    }
+}
 
 /// `--on-input-loss slate=FILE`: the PNG scaled to fit an output's picture, centred on black, as a
 /// frame of that size (yuv420p) for its encoder: shown as it is, not through the chain.

@@ -1,4 +1,5 @@
 import struct Foundation.Date
+import class Foundation.ProcessInfo
 import Filters
 import MediaIO
 
@@ -80,6 +81,9 @@ public struct JobConfiguration: Sendable {
     /// One shard of a job split across machines: the part of the whole output this run makes
     /// (the Shards module plans it; nil for a whole run).
     public var shard: ShardWindow?
+    /// Test hooks, read from the environment here, where the configuration is made (the plan
+    /// passes them to the stages).
+    public var faults = FaultInjection(environment: ProcessInfo.processInfo.environment)
 
     public init(input: String, output: String, chain: FilterChain = FilterChain()) {
         self.input = input

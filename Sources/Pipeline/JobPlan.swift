@@ -181,8 +181,9 @@ public struct RunWindow: Sendable, Equatable {
 /// Every decision of a job, made once from the input's facts and the configuration, before any
 /// file is opened. `TranscodeJob` executes a plan; nothing downstream decides again.
 public struct JobPlan: Sendable {
-    /// The configuration with the preset applied (explicit settings win over the preset's).
-    public let configuration: JobConfiguration
+    /// The configuration with the preset applied (explicit settings win over the preset's): read
+    /// only here, while planning. Everything downstream reads the plan's values and specs.
+    private let configuration: JobConfiguration
     public let input: InputFacts
     public let geometry: OutputGeometry
     public let videoPath: VideoPath
@@ -208,13 +209,35 @@ public struct JobPlan: Sendable {
     public let window: RunWindow?
     /// Where output keyframes go.
     public let keyframes: KeyframeRule
+    /// The user's chain as asked (with the preset's filters; without the orientation fix and the
+    /// alignment the geometry adds): what a live chain change edits.
+    public let userChain: FilterChain
+    /// Labels on every metric the run records.
+    public let metricsLabels: [String: String]
+    /// What the plan noticed and overrode (a VOD playlist asked for LL-HLS parts).
+    public let warnings: [String]
+    /// The largest frame rate a stream may state and be believed: a stated rate above it is a
+    /// container's time base (Matroska's 1000), not pictures; the output then takes 30 fps. One rule
+    /// for the plan and the presets (`VideoStreamInfo.plausibleFrameRate`).
+    public static let maxPlausibleFrameRate = 240.0
+
+    // What each stage is built from (StageSpecs.swift).
+    public let decodeSpec: DecodeSpec
+    public let tickSpec: TickSpec
+    /// A live input's control; nil for files and VOD.
+    public let liveSpec: LiveSpec?
+    public let filterSpec: FilterSpec
+    /// One per rendition, in order.
+    public let encodeSpecs: [EncodeSpec]
+    public let outputSpec: OutputSpec
     /// A live input: paced by its delivery on the wall clock, latency-bounded, never sharded.
     public var isLive: Bool { input.isLive }
-    /// A live input's segments are decoded whole when they arrive: the demuxer marks each
+    /// A live HLS input's segments are decoded whole when they arrive: the demuxer marks each
     /// independent segment's end and the decoder gives up the frames it holds there
     /// (`Demuxer.marksSegmentEnds`), so an output segment or part closes without waiting a
-    /// segment's time for the next input segment.
-    public var decodesSegmentsWhole: Bool { input.isLive }
+    /// segment's time for the next input segment. Only a playlist has segments (a live input's
+    /// target duration is known only for one).
+    public var decodesSegmentsWhole: Bool { input.isLive && input.targetDuration != nil }
     /// A live input's decoder gives up a picture it holds for reordering as soon as no earlier
     /// one can still come (H.264: `Decoder.releaseHeldPicture`), so a part's pictures are decoded
     /// when it arrives, not a part later; it decodes with slice threads only (frame threads would
@@ -261,8 +284,7 @@ public struct JobPlan: Sendable {
         window = configuration.shard.map(RunWindow.init)
         color = ColorDescription.outputTags(forSource: video.colorSpace, size: video.size)
 
-        let rate = configuration.frameRate
-            ?? video.frameRate.flatMap { $0.isPositive && $0.doubleValue <= 1000 ? $0 : nil } ?? Rational(30, 1)
+        let rate = configuration.frameRate ?? video.plausibleFrameRate ?? Rational(30, 1)
         let tickClock = configuration.frameRate != nil || configuration.realtime || input.isLive || container == .hls
         timing = tickClock ? .ticks(TickGrid(rate: rate)) : .sourceTimestamps(nominalRate: rate)
 
@@ -335,12 +357,127 @@ public struct JobPlan: Sendable {
         } else {
             overload = nil
         }
+        userChain = configuration.chain
+        metricsLabels = configuration.metricsLabels
+
+        // The stages' specs.
+        let faults = configuration.faults
+        let timeBase = timing.isConstantRate ? timing.rate.inverse : video.timeBase
+        decodeSpec = DecodeSpec(origin: input.videoStart, audioStream: audio == .none ? nil : input.audio?.index,
+                                nominalRate: timing.rate, readCapacity: input.isLive ? 8192 : 64,
+                                seekKeyframe: window?.seekKeyframe, marksSegmentEnds: input.isLive && input.targetDuration != nil,
+                                releasesHeldPictures: input.isLive, recordsDecodeTimes: input.isLive,
+                                reconnects: inputLoss.keepsChannelUp)
+        var overloadSpec = overload
+        overloadSpec?.pinnedLevel = faults.pinnedOverloadLevel
+        liveSpec = input.isLive ? Self.liveSpec(input: input, configuration: configuration, lossTime: stallTimeout ?? .seconds(5),
+                                                overload: overloadSpec) : nil
+        let inputTimeBase = video.timeBase
+        // Closures below read these copies (self is not whole yet).
+        let (plannedTiming, plannedColor, plannedWindow, matrixTag) = (timing, color, window, displayMatrixTag)
+        let tickWindow: TickWindow? = window.flatMap { window in
+            guard plannedTiming.isConstantRate else { return nil }
+            return TickWindow(origin: MediaTime(value: window.tickOrigin, numerator: Int64(inputTimeBase.numerator),
+                                                denominator: Int64(inputTimeBase.denominator)),
+                              firstTick: window.fed.lowerBound, endTick: window.fed.upperBound == .max ? nil : window.fed.upperBound)
+        }
+        tickSpec = TickSpec(timing: timing, realtime: configuration.realtime, keyframes: keyframes, fed: window?.fed,
+                            tickWindow: tickWindow, seeks: window?.seekKeyframe != nil, maxDuration: configuration.maxDuration,
+                            live: liveSpec, input: configuration.input)
+        let rule = VideoPathRule(video: video, color: color, renditions: renditions, imageSequence: container.isImageSequence,
+                                 exactRGB: configuration.exactRGB, controlled: configuration.chainControl)
+        var slate: String?
+        if case let .slate(file) = inputLoss { slate = file }
+        filterSpec = FilterSpec(path: videoPath, geometry: geometry, input: video, color: color, renditionSizes: renditions.map(\.size),
+                                rgbEncoder: container.isImageSequence, slate: slate, timeBase: timeBase,
+                                constantRate: timing.isConstantRate, replan: rule, slowPictureMilliseconds: faults.slowPictureMilliseconds)
+        let presets = overload?.steps.compactMap { step -> EncoderSpeedPreset? in
+            if case let .encoderPreset(preset) = step { preset } else { nil }
+        } ?? []
+        encodeSpecs = renditions.map { rendition in
+            // A preset step reopens x264 at a keyframe with the stream's own parameter sets.
+            var steps: [EncoderSpeedPreset: VideoEncoderSettings] = [:]
+            // A step back to the asked preset reopens it the same way.
+            if !container.isImageSequence, !presets.isEmpty {
+                for preset in presets + [rendition.encoder.speedPreset] {
+                    var faster = rendition.encoder
+                    faster.speedPreset = preset
+                    faster.parameterSetsOf = rendition.encoder.speedPreset
+                    steps[preset] = faster
+                }
+            }
+            return EncodeSpec(size: rendition.size, codec: container.isImageSequence ? .png : .h264(rendition.encoder),
+                              frameRate: plannedTiming.rate, timeBase: timeBase, color: plannedColor,
+                              constantRate: plannedTiming.isConstantRate, keep: plannedWindow?.kept, displayMatrix: matrixTag, presetSteps: steps,
+                              failsAfter: faults.encoderFailsAfter)
+        }
+        var warnings: [String] = []
+        outputSpec = Self.outputSpec(output: output, renditions: renditions, hasAudio: audio != .none, window: window,
+                                     configuration: configuration, warnings: &warnings)
+        self.warnings = warnings
+    }
+
+    /// A live input's control, from its facts and the configuration.
+    private static func liveSpec(input: InputFacts, configuration: JobConfiguration, lossTime: Duration,
+                                 overload: OverloadPlan?) -> LiveSpec {
+        // Segments behind the newest a live HLS input is joined (and a restarted origin followed):
+        // the ticks' slack against a segment that comes late. A pushed input (no playlist) gets 0.5 s.
+        let joinSegments = configuration.inputOptions.liveStart.segmentsBehindNewest
+        let resume = input.targetDuration.map { Double(joinSegments * $0) } ?? 0.5
+        let start = input.targetDuration.map { joinSegments == 1 ? Double($0) : 0 } ?? 0.5
+        return LiveSpec(lossTime: lossTime, inputLoss: configuration.inputLoss,
+                        resumeDelay: .milliseconds(Int64(1000 * resume)), startDelay: .milliseconds(Int64(1000 * start)),
+                        maxLatency: configuration.maxLatency,
+                        // Catching up after the join ends within the latency bound.
+                        catchUpBound: configuration.maxLatency, overload: overload)
+    }
+
+    /// Every path the run writes, and how.
+    private static func outputSpec(output: OutputPlan, renditions: [RenditionPlan], hasAudio: Bool, window: RunWindow?,
+                                   configuration: JobConfiguration, warnings: inout [String]) -> OutputSpec {
+        let kind: OutputSpec.Kind
+        switch output {
+        case let .file(path, container):
+            // MP4 and MOV with the index first, so players start before the whole file is read.
+            kind = .file(path: path, container: container, faststart: container == .mp4 || container == .mov)
+        case let .imageSequence(pattern):
+            kind = .imageSequence(pattern: pattern, firstNumber: window?.firstImageNumber ?? 1)
+        case let .hls(options, schedule, masterPath):
+            // Parts are for playlists published while they grow; a VOD playlist appears whole at the end.
+            var partTicks: Int64?
+            if let part = options.partDuration {
+                if options.playlistType != .vod {
+                    partTicks = max(1, Int64((part * schedule.grid.rate.doubleValue + 1e-6).rounded(.down)))
+                } else {
+                    warnings.append("HLS parts apply to live and event playlists; this VOD playlist is written without them")
+                }
+            }
+            // A ladder's audio is one rendition every rung plays with (a 5.1 track copied into each
+            // rung made a 400k rung 853 kb/s), beside the master.
+            let audioPlaylist = masterPath.flatMap { master -> String? in
+                guard hasAudio else { return nil }
+                let url = URL(fileURLWithPath: master)
+                let name = url.deletingPathExtension().lastPathComponent + "_audio.m3u8"
+                return url.deletingLastPathComponent().appendingPathComponent(name).path
+            }
+            kind = .hls(OutputSpec.HLS(options: options, schedule: schedule, partTicks: partTicks,
+                                       playlists: renditions.map { $0.playlistPath ?? configuration.output },
+                                       masterPath: masterPath, audioPlaylist: audioPlaylist, firstSegment: window?.firstSegment ?? 0))
+        case .discard:
+            kind = .discard
+        }
+        return OutputSpec(kind: kind, path: configuration.output, createsFolder: output != .discard && configuration.createsOutputFolder,
+                          overwrite: configuration.overwrite, audioOnlyFaststart: false, onFilePublished: configuration.onFilePublished)
     }
 
     /// The path for `geometry` (a live chain change), by the same rule as the plan's.
-    func videoPath(for geometry: OutputGeometry) -> VideoPath {
-        Self.videoPath(video: input.video, color: color, geometry: geometry, renditions: renditions,
-                       imageSequence: container.isImageSequence, exactRGB: configuration.exactRGB, controlled: configuration.chainControl)
+    func videoPath(for geometry: OutputGeometry) -> VideoPath { filterSpec.replan.path(for: geometry) }
+
+    /// The geometry this job would have with `chain` as the user's chain (orientation, alignment
+    /// and evenness as planned).
+    func geometry(with chain: FilterChain) throws(FilterError) -> OutputGeometry {
+        try OutputGeometry(video: input.video, chain: chain, orientation: configuration.orientation ?? .auto,
+                           alignment: configuration.alignment, evenSize: !container.isImageSequence)
     }
 
     /// The cheapest path that gives the chain's picture: no conversion at all when nothing changes
@@ -422,6 +559,40 @@ public struct JobPlan: Sendable {
     public var hlsOptions: HLSOutputOptions? {
         if case let .hls(options, _, _) = output { return options }
         return nil
+    }
+
+    /// The output as asked (`-o`).
+    public var outputPath: String { outputSpec.path }
+    /// An HLS ladder: a master playlist over the renditions' media playlists.
+    public var isLadder: Bool { if case let .hls(_, _, master) = output { master != nil } else { false } }
+    /// The LL-HLS part length in ticks, nil without parts (and for VOD, which has none).
+    public var partTicks: Int64? { if case let .hls(hls) = outputSpec.kind { hls.partTicks } else { nil } }
+    /// A ladder's audio rendition's media playlist, when it has one.
+    public var audioPlaylistPath: String? { if case let .hls(hls) = outputSpec.kind { hls.audioPlaylist } else { nil } }
+
+    /// The video bit rate asked for (each rendition's, summed), nil when any is quality-based (CRF).
+    public var videoBitRate: Int? {
+        var sum = 0
+        for rendition in renditions {
+            guard case let .averageBitrate(rate)? = rendition.encoder.rateControl else { return nil }
+            sum += rate
+        }
+        return sum
+    }
+
+    /// The audio's bit rate for a size estimate: the plan's, and a copied track whose container
+    /// does not state one counted at 128 kb/s.
+    public var estimatedAudioBitRate: Int {
+        if case .copy = audio { return audioBitRate ?? 128_000 }
+        return audioBitRate ?? 0
+    }
+}
+
+extension VideoStreamInfo {
+    /// The stream's stated frame rate when it is one a picture stream can have (positive, at most
+    /// `JobPlan.maxPlausibleFrameRate`), else nil.
+    public var plausibleFrameRate: Rational? {
+        frameRate.flatMap { $0.isPositive && $0.doubleValue <= JobPlan.maxPlausibleFrameRate ? $0 : nil }
     }
 }
 

@@ -56,6 +56,9 @@ public struct OverloadPlan: Sendable, Equatable {
     /// behind the live edge (`--max-latency`), instead of repeating the last picture and dropping
     /// the late one: shedding is the controller's, evenly, not the tick loop's, in bursts.
     public var waitBudget: Duration
+    /// The level held for the whole run, the controller deciding nothing (`FaultInjection`: what
+    /// each level saves, measured); clamped to the steps.
+    public var pinnedLevel: Int?
 
     /// - Parameters:
     ///   - inputRate, tickRate: frames per second in and out (more in: the grid drops pictures anyway).
@@ -157,9 +160,8 @@ public final class OverloadController: Sendable {
     private let levelValue = Atomic<Int>(0)
     private let state = Mutex(State())
 
-    /// For measuring what each level saves (BENCHMARKS.md): `LIVEFILTER_PIN_OVERLOAD_LEVEL=N` holds
-    /// the level at N for the whole run (clamped to the plan's steps), the controller deciding nothing.
-    private let pinned: Int? = ProcessInfo.processInfo.environment["LIVEFILTER_PIN_OVERLOAD_LEVEL"].flatMap { Int($0) }
+    /// For measuring what each level saves (BENCHMARKS.md): the plan's `pinnedLevel`.
+    private var pinned: Int? { plan.pinnedLevel }
 
     /// Each level's effect, made once: the stages read it per packet and per tick.
     private let effects: [OverloadEffect]

@@ -15,17 +15,6 @@ enum StopBehavior: Sendable {
     case abandon
 }
 
-/// What each stage is told by the plan, beside the tick stage's `TickSpec`.
-extension JobPlan {
-    /// Encoded timestamps count ticks on the tick clock, else keep the input's time base.
-    var encodeTimeBase: Rational { timing.isConstantRate ? timing.rate.inverse : input.video.timeBase }
-    /// A live input gets room for minutes of packets, so the reader keeps the live edge current
-    /// while the pipeline catches up.
-    var readCapacity: Int { isLive ? 8192 : 64 }
-    /// The audio stream read, when the plan has audio.
-    var audioStream: Int? { audio == .none ? nil : input.audio?.index }
-}
-
 /// Executes a plan once: builds the outputs and the stages from the plan's specs, connects them with
 /// channels, runs the tick stage in the calling task and waits for the rest. It decides nothing.
 ///
@@ -57,13 +46,13 @@ final class PlanExecution {
         self.plan = plan
         let timing = TimingRecorder()
         let geometry = plan.geometry
-        summary = JobSummary(outputPath: plan.configuration.output, inputSize: plan.input.video.size, outputSize: geometry.encodeSize,
+        summary = JobSummary(outputPath: plan.outputPath, inputSize: plan.input.video.size, outputSize: geometry.encodeSize,
                              roundedFrom: geometry.roundedFrom, appliedRotation: geometry.orientation.appliedRotation,
                              videoPath: JobSummary.VideoPath(plan.videoPath), audioPath: JobSummary.AudioPath(plan.audio))
         summary.inputWasLive = plan.isLive
         summary.variant = demuxer.chosenVariant
         inputStatistics = { [demuxer] in demuxer.hlsStatistics }
-        let metrics = RunMetrics(dimensions: plan.configuration.metricsLabels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        let metrics = RunMetrics(dimensions: plan.metricsLabels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         // Latency is a segment's: measured for HLS outputs (input read → output segment published).
         let arrivals: ArrivalLog? = if case .hls = plan.output { ArrivalLog() } else { nil }
         // Output path checks come before any file is created.
@@ -84,32 +73,20 @@ final class PlanExecution {
             log.debug("segment published", metadata: ["uri": "\(record.uri)", "seconds": "\(record.duration)",
                                                       "bytes": "\(record.bytes)", "latency": "\(latency.map { "\($0.seconds)" } ?? "-")"])
         }
-        demuxer.marksSegmentEnds = plan.decodesSegmentsWhole
+        let read = plan.decodeSpec
+        demuxer.marksSegmentEnds = read.marksSegmentEnds
         // A channel's pushed input waits for its publisher to come back instead of ending.
-        demuxer.reconnects = plan.inputLoss.keepsChannelUp
+        demuxer.reconnects = read.reconnects
         // A shard reads from its keyframe on: before any stage reads.
-        if let seek = plan.window?.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
-        let timeBase = plan.encodeTimeBase
+        if let seek = read.seekKeyframe { try demuxer.seekVideo(toKeyframeAt: seek) }
         let machineIdle = MachineIdle()
-        let overload = plan.overload.map { OverloadController(plan: $0, machineIdle: machineIdle.sample) }
+        let overload = plan.liveSpec?.overload.map { OverloadController(plan: $0, machineIdle: machineIdle.sample) }
         var encoders: [EncodeStage] = []
-        for (rendition, mux) in zip(plan.renditions, outputs.media) {
-            let encoder = plan.container.isImageSequence
-                ? try Encoder.png(size: rendition.size, timeBase: timeBase)
-                : try Encoder.h264(size: rendition.size, frameRate: plan.timing.rate, timeBase: timeBase, color: plan.color,
-                                   settings: rendition.encoder, globalHeader: mux.sink.wantsGlobalHeader)
-            let stage = try EncodeStage(encoder: encoder, mux: mux, constantRate: plan.timing.isConstantRate,
-                                        keep: plan.window?.kept, timing: timing, stopDeadline: stopDeadline)
-            if let matrix = plan.displayMatrixTag { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
-            if let overload, !plan.container.isImageSequence {
-                stage.overload = overload
-                let (size, settings, color, rate, globalHeader) = (rendition.size, rendition.encoder, plan.color, plan.timing.rate, mux.sink.wantsGlobalHeader)
-                stage.reopen = { preset throws(MediaError) in
-                    var faster = settings
-                    faster.speedPreset = preset
-                    faster.parameterSetsOf = settings.speedPreset
-                    return try Encoder.h264(size: size, frameRate: rate, timeBase: timeBase, color: color, settings: faster, globalHeader: globalHeader)
-                }
+        for (spec, mux) in zip(plan.encodeSpecs, outputs.media) {
+            let stage = try EncodeStage(spec: spec, mux: mux, timing: timing, stopDeadline: stopDeadline)
+            if let matrix = spec.displayMatrix { outputs.tagDisplayMatrix(of: mux, stream: stage.streamIndex, matrix) }
+            if !spec.presetSteps.isEmpty {
+                let size = spec.size
                 stage.onPresetChange = { [metrics, log] preset, refused in
                     if let refused {
                         log.warning("overload: x264 preset \(preset.rawValue) not used for \(size.width)x\(size.height): \(refused)")
@@ -121,20 +98,18 @@ final class PlanExecution {
             }
             encoders.append(stage)
         }
-        if plan.output == .discard {
-            encoders = [EncodeStage(discardingIn: timeBase, timing: timing, stopDeadline: stopDeadline)]
+        if case .discard = plan.outputSpec.kind {
+            encoders = [EncodeStage(discardingIn: plan.filterSpec.timeBase, timing: timing, stopDeadline: stopDeadline)]
         }
         self.encoders = encoders
-        filter = try FilterStage(plan: plan, outputs: encoders, timeBase: timeBase, control: control, log: log, timing: timing)
-        reader = ReadStage(demuxer: demuxer, audioStream: plan.audioStream, capacity: plan.readCapacity, arrivals: arrivals)
-        decode = try DecodeStage(demuxer: demuxer, origin: plan.input.videoStart, packets: reader.packets,
-                                 withAudio: plan.audio != .none, nominalRate: plan.timing.rate, timing: timing,
-                                 releasesHeldPictures: plan.releasesHeldPictures, recordsDecodeTimes: plan.isLive)
+        filter = try FilterStage(spec: plan.filterSpec, outputs: encoders, control: control, log: log, timing: timing)
+        reader = ReadStage(demuxer: demuxer, audioStream: read.audioStream, capacity: read.readCapacity, arrivals: arrivals)
+        decode = try DecodeStage(spec: read, demuxer: demuxer, packets: reader.packets, timing: timing)
         decode.overload = overload
         audio = try AudioStage(plan: plan.audio, demuxer: demuxer, origin: plan.input.audioStart, input: decode.audio,
                                outputs: outputs.audioTargets, stopDeadline: stopDeadline)
         if audio == nil { decode.audio?.finish() }
-        audio?.fillsGaps = plan.inputLoss.keepsChannelUp
+        audio?.fillsGaps = plan.liveSpec?.inputLoss.keepsChannelUp ?? false
         ticks = TickStage(spec: plan.tickSpec, decode: decode, reader: reader, filter: filter.work, arrivals: arrivals,
                           audio: audio, overload: overload, metrics: metrics, log: log)
         progress = RunProgress(plan: plan, decode: decode, filter: filter, encoders: encoders, audio: audio, outputs: outputs,
@@ -185,7 +160,7 @@ final class PlanExecution {
         // A run that decoded no picture from an input that claims video leaves nothing behind.
         if decode.framesDecoded == 0, !ticks.interrupted {
             outputs.discard()
-            throw .noVideoFrames(plan.configuration.input)
+            throw .noVideoFrames(plan.input.url)
         }
         do {
             try await group.perform("commit") { [outputs] in try outputs.commit() }
@@ -213,9 +188,9 @@ final class PlanExecution {
         }
         summary.outputs = outputs.playlists
         summary.hlsRenditions = outputs.hlsRenditions
-        summary.warnings += outputs.lint()
+        summary.warnings += plan.warnings + outputs.lint()
         progress.finish(&summary)
-        if let stalled = ticks.stalledSeconds { throw .inputStalled(plan.configuration.input, seconds: stalled) }
+        if let stalled = ticks.stalledSeconds { throw .inputStalled(plan.input.url, seconds: stalled) }
         return summary
     }
 }

@@ -27,31 +27,31 @@ final class PlanarPath {
 
     /// Builds what `isFeasible` allowed; a failure here is a disagreement between the rule and the
     /// renderers, reported as such rather than run another way.
-    init(chain: FilterChain, plan: JobPlan) throws(MediaError) {
-        inputSize = plan.input.video.size
-        let inputRange = plan.input.video.decodedRange
+    init(chain: FilterChain, spec: FilterSpec) throws(MediaError) {
+        inputSize = spec.input.size
+        let inputRange = spec.input.decodedRange
         func unbuildable(_ what: String) -> MediaError {
             .invalidSettings("the planned planar path could not build \(what) (the plan's rule and the renderers disagree: run with --exact-rgb and report it)")
         }
         if chain.isEmpty, inputRange == .limited {
             self.chain = nil
         } else {
-            guard let filter = PlanarFrameFilter(chain: chain, inputSize: inputSize, color: plan.color,
+            guard let filter = PlanarFrameFilter(chain: chain, inputSize: inputSize, color: spec.color,
                                                  inputRange: inputRange) else { throw unbuildable("the chain '\(chain)'") }
             filter.renderer.measuresPasses = true
             self.chain = filter
         }
         let size = self.chain?.outputSize ?? inputSize
         var scalers: [PlanarFrameFilter?] = []
-        for rendition in plan.renditions {
-            guard rendition.size != size else {
+        for renditionSize in spec.renditionSizes {
+            guard renditionSize != size else {
                 scalers.append(nil)
                 continue
             }
             // The scale RenditionConverter does on RGB, on the planes.
-            let scale = FilterChain([Scale(width: rendition.size.width, height: rendition.size.height)])
-            guard let scaler = PlanarFrameFilter(chain: scale, inputSize: size, color: plan.color) else {
-                throw unbuildable("the scale to \(rendition.size)")
+            let scale = FilterChain([Scale(width: renditionSize.width, height: renditionSize.height)])
+            guard let scaler = PlanarFrameFilter(chain: scale, inputSize: size, color: spec.color) else {
+                throw unbuildable("the scale to \(renditionSize)")
             }
             scalers.append(scaler)
         }

@@ -41,34 +41,31 @@ final class RunOutputs: @unchecked Sendable {
     /// expect `-o out/hls/index.m3u8` to make `out/hls`, as `mkdir -p` would), the output's folder.
     init(plan: JobPlan, timing: TimingRecorder) throws(MediaError) {
         self.plan = plan
-        createdFolders = plan.output == .discard || !plan.configuration.createsOutputFolder
-            ? [] : try OutputFolder.make(of: plan.configuration.output)
-        let overwrite = plan.configuration.overwrite
+        let spec = plan.outputSpec
+        createdFolders = spec.createsFolder ? try OutputFolder.make(of: spec.path) : []
+        let overwrite = spec.overwrite
         // Each output is fed by its rendition's encoder, and by the audio stage when there is audio.
         let producers = 1 + (plan.audio == .none ? 0 : 1)
-        switch plan.output {
-        case let .hls(options, schedule, masterPath):
+        switch spec.kind {
+        case let .hls(hlsSpec):
+            let options = hlsSpec.options
             var writers: [(HLSWriter, String)] = []
-            for rendition in plan.renditions {
-                let path = rendition.playlistPath ?? plan.configuration.output
-                let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite,
-                                           firstSegmentNumber: plan.window?.firstSegment ?? 0)
+            for path in hlsSpec.playlists {
+                let writer = try HLSWriter(playlistPath: path, options: options, schedule: hlsSpec.schedule, overwrite: overwrite,
+                                           partTicks: hlsSpec.partTicks, firstSegmentNumber: hlsSpec.firstSegment)
                 writers.append((writer, (path as NSString).lastPathComponent))
             }
             hls = writers
-            for (writer, _) in writers { writer.onFilePublished = plan.configuration.onFilePublished }
-            master = try masterPath.map { path throws(MediaError) in
+            for (writer, _) in writers { writer.onFilePublished = spec.onFilePublished }
+            master = try hlsSpec.masterPath.map { path throws(MediaError) in
                 try MasterPlaylistWriter(path: path, overwrite: overwrite, publishesDuringRun: options.playlistType != .vod)
             }
-            // A ladder's audio is one rendition every rung plays with (a 5.1 track copied into each
-            // rung made a 400k rung 853 kb/s).
-            if let masterPath, plan.audio != .none {
-                let url = URL(fileURLWithPath: masterPath)
-                let name = url.deletingPathExtension().lastPathComponent + "_audio.m3u8"
-                let path = url.deletingLastPathComponent().appendingPathComponent(name).path
-                let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: overwrite)
-                writer.onFilePublished = plan.configuration.onFilePublished
-                audioWriter = (writer, name)
+            // A ladder's audio rendition, every rung plays with it.
+            if let path = hlsSpec.audioPlaylist {
+                let writer = try HLSWriter(playlistPath: path, options: options, schedule: hlsSpec.schedule, overwrite: overwrite,
+                                           partTicks: hlsSpec.partTicks)
+                writer.onFilePublished = spec.onFilePublished
+                audioWriter = (writer, (path as NSString).lastPathComponent)
                 audioRendition = MuxStage(sink: writer, producers: 1, timing: timing)
                 media = writers.map { MuxStage(sink: $0.0, producers: 1, timing: timing) }
             } else {
@@ -77,19 +74,18 @@ final class RunOutputs: @unchecked Sendable {
                 media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
             }
             // LL-HLS: each media playlist reports how far the ladder's others have got.
-            if masterPath != nil, options.partDuration != nil {
+            if hlsSpec.masterPath != nil, hlsSpec.partTicks != nil {
                 let all = writers.map(\.1) + (audioWriter.map { [$0.uri] } ?? [])
                 let progress = HLSRenditionProgress(playlists: all)
                 for (writer, _) in writers { writer.renditionProgress = progress }
                 audioWriter?.writer.renditionProgress = progress
             }
-        case let .imageSequence(pattern):
-            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: plan.window?.firstImageNumber ?? 1)
+        case let .imageSequence(pattern, firstNumber):
+            let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: firstNumber)
             media = [MuxStage(sink: sink, producers: 1, timing: timing)]
             hls = []; master = nil; audioWriter = nil; audioRendition = nil
-        case let .file(path, container):
-            let sink = try Muxer(path: path, container: container,
-                                 options: ContainerOptions(faststart: container == .mp4 || container == .mov), overwrite: overwrite)
+        case let .file(path, container, faststart):
+            let sink = try Muxer(path: path, container: container, options: ContainerOptions(faststart: faststart), overwrite: overwrite)
             media = [MuxStage(sink: sink, producers: producers, timing: timing)]
             hls = []; master = nil; audioWriter = nil; audioRendition = nil
         case .discard:
@@ -105,17 +101,19 @@ final class RunOutputs: @unchecked Sendable {
     init(audioOnly plan: JobPlan, lastTick: Int64?, timing: TimingRecorder) throws(MediaError) {
         self.plan = plan
         createdFolders = []
-        let path = plan.configuration.output
-        switch plan.output {
-        case let .hls(options, schedule, _):
-            let writer = try HLSWriter(playlistPath: path, options: options, schedule: schedule, overwrite: plan.configuration.overwrite,
-                                       lastSegment: lastTick.map { schedule.segment(ofTick: $0) })
+        let spec = plan.outputSpec
+        let path = spec.path
+        switch spec.kind {
+        case let .hls(hlsSpec):
+            let schedule = hlsSpec.schedule
+            let writer = try HLSWriter(playlistPath: path, options: hlsSpec.options, schedule: schedule, overwrite: spec.overwrite,
+                                       partTicks: hlsSpec.partTicks, lastSegment: lastTick.map { schedule.segment(ofTick: $0) })
             audioWriter = (writer, (path as NSString).lastPathComponent)
             audioRendition = MuxStage(sink: writer, producers: 1, timing: timing)
             media = []
         default:
-            let muxer = try Muxer(path: path, container: .mp4, options: ContainerOptions(faststart: false),
-                                  overwrite: plan.configuration.overwrite)
+            let muxer = try Muxer(path: path, container: .mp4, options: ContainerOptions(faststart: spec.audioOnlyFaststart),
+                                  overwrite: spec.overwrite)
             audioWriter = nil
             audioRendition = nil
             media = [MuxStage(sink: muxer, producers: 1, timing: timing)]
@@ -176,7 +174,7 @@ final class RunOutputs: @unchecked Sendable {
     /// Every playlist written (HLS), master first.
     var playlists: [String] {
         if hls.isEmpty { return [] }
-        guard let master else { return [plan.configuration.output] }
+        guard let master else { return [plan.outputPath] }
         return [master.path] + hls.map(\.writer.playlistPath) + (audioWriter.map { [$0.writer.playlistPath] } ?? [])
     }
 

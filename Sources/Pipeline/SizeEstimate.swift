@@ -14,21 +14,12 @@ public struct SizeEstimate: Sendable {
     /// The estimate for a job, or nil when its video is quality-based (CRF), its duration unknown
     /// or it writes nothing (`-o null`).
     public init?(job: TranscodeJob) {
-        guard job.container != .null, case let .averageBitrate(video)? = job.configuration.video.rateControl,
+        guard job.container != .null, let video = job.plan.videoBitRate,
               let duration = job.demuxer.duration, duration > 0 else { return nil }
         self.duration = duration
         videoBitRate = video
-        let audio = job.demuxer.audio
-        switch job.configuration.audio {
-        case .none:
-            audioBitRate = 0
-        case .automatic:
-            guard let audio else { audioBitRate = 0; break }
-            audioBitRate = audio.isAAC ? (audio.bitRate ?? 128_000) : AACSettings.defaultBitRatePerChannel * min(audio.channels, 2)
-        case let .aac(settings):
-            guard let audio else { audioBitRate = 0; break }
-            audioBitRate = settings.bitRate ?? AACSettings.defaultBitRatePerChannel * (settings.channels ?? min(audio.channels, 2))
-        }
+        // The plan's audio, as the run would write it.
+        audioBitRate = job.plan.estimatedAudioBitRate
     }
 
     public var text: String {

@@ -102,10 +102,15 @@ public struct TickWindowLate: Error, Sendable {
 public struct TickLoop<Payload> {
     public let rate: Rational
     public let maxLatency: Duration?
+    /// A run that joined behind the live edge stops catching up after this long at the latest
+    /// (the plan's `LiveSpec.catchUpBound`); nil: the latency bound. Without either, no tick is
+    /// treated as catching up.
+    public let catchUpBound: Duration?
 
-    public init(rate: Rational, maxLatency: Duration? = nil) {
+    public init(rate: Rational, maxLatency: Duration? = nil, catchUpBound: Duration? = nil) {
         self.rate = rate
         self.maxLatency = maxLatency
+        self.catchUpBound = catchUpBound
     }
 
     /// - Parameter window: make only these ticks, on the whole input's timeline (a shard). The
@@ -199,8 +204,9 @@ public struct TickLoop<Payload> {
         // the input's delivery (nothing left for the decoder), or after the latency bound's time;
         // then a run still behind its deadlines has its clock re-anchored where it is, so it is
         // late from there on only if it falls further behind (a machine too slow to keep pace).
-        var catchingUp = input.runsAheadOfClock
-        let catchUpEnds = start.advanced(by: maxLatency ?? .seconds(10))
+        let bound = catchUpBound ?? maxLatency
+        var catchingUp = input.runsAheadOfClock && bound != nil
+        let catchUpEnds = start.advanced(by: bound ?? .zero)
 
         var k = firstTick
         while !shouldStop() {

@@ -2,63 +2,6 @@ import HLS
 import Logging
 import MediaIO
 
-/// What the tick stage is told by the plan: how output time is made, which part of it this run
-/// makes, where keyframes go and when a live input has gone silent for good.
-struct TickSpec {
-    var timing: OutputTiming
-    /// The live input's latency bound (nil: not live).
-    var maxLatency: Duration?
-    var isLive: Bool
-    /// A file paced on the wall clock (`--realtime`).
-    var realtime: Bool
-    var keyframes: KeyframeRule
-    /// A shard's part: the ticks (or kept timestamps) fed to the encoder.
-    var fed: Range<Int64>?
-    /// A shard on the tick clock: tick 0's input time, and the ticks to make.
-    var tickWindow: TickWindow?
-    /// A shard that seeks: its first fed frame must be exactly its planned keyframe (timestamps kept).
-    var seeks: Bool
-    var stallTimeout: Duration?
-    /// What a lost live input does: end the run, or keep the channel up on the last picture or a slate.
-    var inputLoss: InputLossPolicy
-    /// How many ticks after the one it arrives at a returning input's first frame is due: the
-    /// distance a live run joins behind the newest segment (one or three), so the frames after it are not
-    /// due the moment they arrive. The ticks in between run at once (the held picture), and the
-    /// returning frames are shown as soon as they are decoded, as after the join.
-    var resumeDelay: Duration
-    /// A live input's clock starts this long after its first frame, so a frame a little late is
-    /// still on time: a pushed input's jitter, or an HLS segment published late when the run
-    /// joined at the newest one (one target duration). Zero when an HLS run joins three segments
-    /// back (that distance is the slack).
-    var startDelay: Duration
-    /// Seconds of input after which the run ends normally (`--max-duration`).
-    var maxDuration: Double?
-    var input: String
-}
-
-extension JobPlan {
-    /// Segments behind the newest a live HLS input is joined (and a restarted origin followed):
-    /// the ticks' slack against a segment that comes late.
-    private var joinSegments: Int { configuration.inputOptions.liveStart.segmentsBehindNewest }
-
-    var tickSpec: TickSpec {
-        let timeBase = input.video.timeBase
-        let tickWindow: TickWindow? = window.flatMap { window in
-            guard timing.isConstantRate else { return nil }
-            return TickWindow(origin: MediaTime(value: window.tickOrigin, numerator: Int64(timeBase.numerator),
-                                                denominator: Int64(timeBase.denominator)),
-                              firstTick: window.fed.lowerBound, endTick: window.fed.upperBound == .max ? nil : window.fed.upperBound)
-        }
-        return TickSpec(timing: timing, maxLatency: maxLatency, isLive: isLive, realtime: configuration.realtime,
-                        keyframes: keyframes, fed: window?.fed, tickWindow: tickWindow, seeks: window?.seekKeyframe != nil,
-                        stallTimeout: stallTimeout, inputLoss: inputLoss,
-                        resumeDelay: .milliseconds(Int64(1000 * (input.targetDuration.map { Double(joinSegments * $0) } ?? 0.5))),
-                        startDelay: isLive ? .milliseconds(Int64(1000 * (input.targetDuration.map { joinSegments == 1 ? Double($0) : 0 } ?? 0.5))) : .zero,
-                        maxDuration: configuration.maxDuration,
-                        input: configuration.input)
-    }
-}
-
 /// The tick stage, run in the calling task: takes decoded frames, decides which picture each output
 /// tick shows (or keeps each frame's own time), and hands the filter stage its work with the plan's
 /// keyframe decision. It ends at the input's end, at `--max-duration`, when the task is cancelled
@@ -88,17 +31,19 @@ final class TickStage {
     private(set) var interrupted = false
     private(set) var truncated = false
     /// The channel's input losses (`--on-input-loss hold|slate`).
-    let losses = InputLossRecord()
+    let losses = InputLossState()
+    /// Pictures the decoder shed, as their messages arrived.
+    private let shed = ShedPictures()
     /// `--on-input-loss slate=FILE`: the filter stage shows the slate while the input is lost.
-    private var showsSlate: Bool { if case .slate = spec.inputLoss { true } else { false } }
+    private var showsSlate: Bool { if case .slate = spec.live?.inputLoss { true } else { false } }
     /// The audio's output time at tick 0 (the first picture's input time): silence fills up to
     /// each lost tick's end on the audio's timeline.
     private var audioTimeOfTickZero: Double?
-    /// The input was lost and no new picture has been shown since.
-    private var heldSinceLoss = false
     /// The previous tick showed a new frame (a repeat after one begins an input stall).
     private var previousTickWasNew = false
     private var lastOutputPts: Int64 = .min
+    /// The x264 preset the encoders were last told to use (`FilterWork.usePreset`).
+    private var presetSent: EncoderSpeedPreset?
 
     init(spec: TickSpec, decode: DecodeStage, reader: ReadStage, filter: Channel<FilterWork>, arrivals: ArrivalLog?,
          audio: AudioStage?, overload: OverloadController?, metrics: RunMetrics, log: Logger) {
@@ -128,14 +73,19 @@ final class TickStage {
     }
 
     private func runTicks(rate: Rational, tick: () -> Void) async throws {
-        let loop = TickLoop<TimedFrame>(rate: rate, maxLatency: spec.maxLatency)
+        let loop = TickLoop<TimedFrame>(rate: rate, maxLatency: spec.live?.maxLatency, catchUpBound: spec.live?.catchUpBound)
         let period = 1 / rate.doubleValue
         let emit: (FrameSelector<TimedFrame>.Tick) async throws -> Void = { [self] t in
             ticksShown += 1
             let keyframe = spec.keyframes.forces(at: t.index, sourceKeyframe: t.isNewFrame && t.payload.frame.isKeyframe)
+            if keyframe, let overload, overload.effect.preset != (presetSent ?? overload.plan.basePreset) {
+                // A preset step is an order to the encoders, taken at this keyframe.
+                presetSent = overload.effect.preset
+                try await filter.send(.usePreset(overload.effect.preset))
+            }
             if audioTimeOfTickZero == nil, t.isNewFrame { audioTimeOfTickZero = t.payload.time.seconds - Double(t.index) * period }
-            if t.isNewFrame { heldSinceLoss = false } else if losses.isLost { heldSinceLoss = true }
-            if !t.isNewFrame, heldSinceLoss {
+            if t.isNewFrame { losses.newPictureShown() }
+            if !t.isNewFrame, losses.showsLossPicture {
                 // Lost, or back but not yet shown (the resume delay's ticks): still the loss's picture.
                 // The channel stays up: the slate (or the last picture again), and silence beside it.
                 if losses.isLost { metrics.inputLossLasted(seconds: period) }
@@ -149,7 +99,7 @@ final class TickStage {
                     return
                 }
             }
-            if t.isNewFrame, let every = overload?.effect.thinEvery, !decode.thinsAtDecode, t.index % Int64(every) == Int64(every - 1) {
+            if t.isNewFrame, let every = overload?.effect.thinEvery, !t.payload.thinnedAtDecode, t.index % Int64(every) == Int64(every - 1) {
                 // Shed evenly: this tick repeats the last picture (no filtering, a cheap encode).
                 ticksShed += 1
                 ticksRepeated += 1
@@ -158,7 +108,7 @@ final class TickStage {
                 tick()
                 return
             }
-            if !t.isNewFrame, !heldSinceLoss, overload != nil, decode.pictureLeftOut(after: t.payload) {
+            if !t.isNewFrame, !losses.showsLossPicture, overload != nil, shed.leftOut(after: t.payload) {
                 // The next picture was left out to shed load (counted as not decoded): a repeat
                 // by the overload's choice, not a stalled input.
                 ticksRepeated += 1
@@ -182,9 +132,10 @@ final class TickStage {
             }
             tick()
         }
-        if spec.isLive, let stallTimeout = spec.stallTimeout {
-            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout,
-                                     losses: spec.inputLoss.keepsChannelUp ? losses : nil) { [self] lost in
+        if let liveSpec = spec.live {
+            let stallTimeout = liveSpec.lossTime
+            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout, shed: shed,
+                                     losses: liveSpec.inputLoss.keepsChannelUp ? losses : nil) { [self] lost in
                 let at = Double(ticksShown) * period
                 if lost {
                     losses.began(outputTime: at)
@@ -208,7 +159,7 @@ final class TickStage {
                                metadata: ["level": "\(change.to)", "output_time": "\(Double(ticksShown) * period)"])
                 }
             }
-            statistics = try await loop.run(clock: ContinuousClock(), input: &live, resumeDelay: spec.resumeDelay, startDelay: spec.startDelay,
+            statistics = try await loop.run(clock: ContinuousClock(), input: &live, resumeDelay: liveSpec.resumeDelay, startDelay: liveSpec.startDelay,
                                             timestampSlack: 1, waitBudget: overload?.plan.waitBudget, observe: observe, shouldStop: stopping,
                                             onSkip: { [audio, log] in
                                                 log.notice("behind the live edge by more than --max-latency: skipped ahead",
@@ -237,7 +188,9 @@ final class TickStage {
     /// Timestamps kept: every frame once, strictly increasing (a shard: those in its window).
     private func runTimestamps(tick: () -> Void) async throws {
         while !stopping() {
-            guard case let .frame(timed)? = try await decode.frames.receive() else { break }
+            guard let event = try await decode.frames.receive() else { break }
+            if case .leftOut = event { continue }
+            guard case let .frame(timed) = event else { break }
             let pts = timed.relativePts
             if let fed = spec.fed {
                 if pts < fed.lowerBound { prerollFrames += 1; continue }
@@ -260,10 +213,13 @@ struct FileTickInput: TickInput {
     let decode: DecodeStage
 
     mutating func poll() async throws -> TickInputEvent<TimedFrame> {
-        switch try await decode.frames.receive() {
-        case let .frame(f)?: .frame(f, f.time)
-        case let .end(t)?: .end(t)
-        case nil: .end(.zero)
+        while true {
+            switch try await decode.frames.receive() {
+            case let .frame(f)?: return .frame(f, f.time)
+            case .leftOut?: continue
+            case let .end(t)?: return .end(t)
+            case nil: return .end(.zero)
+            }
         }
     }
 
@@ -286,32 +242,43 @@ struct LiveTickInput: TickInput {
     private(set) var stalledSeconds: Int?
     private var lastEnd: MediaTime = .zero
     /// Non-nil: a silence past the stall timeout is a loss the channel outlives, not the end.
-    private let losses: InputLossRecord?
-    /// Told when a loss begins (true) and ends (false).
+    private let losses: InputLossState?
+    /// Told when a loss begins (true) and ends (false): it moves `losses` on.
     private let onLossChange: (Bool) -> Void
-    private var lost = false
+    private var lost: Bool { losses?.isLost == true }
 
-    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration, losses: InputLossRecord? = nil,
+    /// Where the decoder's `.leftOut` messages go.
+    private let shed: ShedPictures
+
+    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration, shed: ShedPictures = ShedPictures(), losses: InputLossState? = nil,
          onLossChange: @escaping (Bool) -> Void = { _ in }) {
         self.decode = decode
         self.reader = reader
         self.stallTimeout = stallTimeout
+        self.shed = shed
         self.losses = losses
         self.onLossChange = onLossChange
     }
 
     mutating func poll() throws -> TickInputEvent<TimedFrame> {
-        switch try decode.frames.tryReceive() {
+        var event = try decode.frames.tryReceive()
+        // A shed picture's message is noted and the next event taken: the tick asks about it later.
+        while case let .some(.leftOut(time)?) = event {
+            shed.record(time)
+            event = try decode.frames.tryReceive()
+        }
+        switch event {
         case let .some(.frame(f)?):
             lastEnd = MediaTime(value: f.time.value + f.duration, numerator: f.time.numerator, denominator: f.time.denominator)
             if lost {
-                lost = false
                 onLossChange(false)
                 return .resume(f, f.time)
             }
             return .frame(f, f.time)
         case let .some(.end(t)?):
             return .end(t)
+        case .some(.leftOut?):
+            return .notYet  // taken above
         case .some(nil):
             return .end(lastEnd)
         case nil:
@@ -323,10 +290,7 @@ struct LiveTickInput: TickInput {
                     stalledSeconds = Int(silent)
                     return .end(lastEnd)
                 }
-                if !lost {
-                    lost = true
-                    onLossChange(true)
-                }
+                if !lost { onLossChange(true) }
             }
             return .notYet
         }

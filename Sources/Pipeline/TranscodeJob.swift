@@ -53,7 +53,7 @@ public final class TranscodeJob: @unchecked Sendable {
     func run(onStop: StopBehavior, progress: @escaping (JobProgress) -> Void) async throws(JobError) -> JobSummary {
         let summary: JobSummary
         let log = Logger(label: "livefilter.pipeline")
-        log.info("run", metadata: ["input": "\(plan.configuration.input.redactingSecrets)", "output": "\(plan.configuration.output)",
+        log.info("run", metadata: ["input": "\(plan.input.url.redactingSecrets)", "output": "\(plan.outputPath)",
                                    "path": "\(plan.videoPath)", "live": "\(plan.isLive)",
                                    "size": "\(plan.geometry.encodeSize.width)x\(plan.geometry.encodeSize.height)"])
         do {
@@ -73,7 +73,10 @@ public final class TranscodeJob: @unchecked Sendable {
 
     // MARK: The plan's facts, for callers that read them from the job
 
-    public var configuration: JobConfiguration { plan.configuration }
+    /// The input as asked (a URL or path; may hold secrets: redact before showing it).
+    public var inputURL: String { plan.input.url }
+    /// What a lost live input does (`--on-input-loss`).
+    public var inputLoss: InputLossPolicy { plan.inputLoss }
     /// The chain actually run: the orientation fix first, then the user's chain.
     public var effectiveChain: FilterChain { plan.geometry.chain }
     public var chainOutputSize: FrameSize { plan.geometry.chainOutputSize }
@@ -83,8 +86,8 @@ public final class TranscodeJob: @unchecked Sendable {
     public var outputRate: Rational { plan.timing.rate }
     /// Whether output runs on the tick clock (constant rate), rather than keeping timestamps.
     public var usesTickClock: Bool { plan.timing.isConstantRate }
-    /// HLS options with the playlist type settled (HLS outputs).
-    public var hlsOptions: HLSOutputOptions { plan.hlsOptions ?? plan.configuration.hls }
+    /// HLS options with the playlist type settled (nil: not an HLS output).
+    public var hlsOptions: HLSOutputOptions? { plan.hlsOptions }
     /// The encoded outputs: one per rendition.
     public var renditions: [(size: FrameSize, bitRate: Int?)] { plan.renditions.map { ($0.size, $0.bitRate) } }
 }

@@ -188,7 +188,7 @@ public enum ShardPlanner {
         guard let options = plan.hlsOptions else { return nil }
         let name = URL(fileURLWithPath: output).lastPathComponent
         let stem = (name as NSString).deletingPathExtension
-        let ladder = plan.renditions.count > 1 || plan.configuration.renditions.count > 0
+        let ladder = plan.renditions.count > 1 || plan.isLadder
         let audio = plan.audio != .none
         var video = plan.renditions.map { URL(fileURLWithPath: $0.playlistPath ?? output).lastPathComponent }
         if !ladder, audio { video = ["\(stem)_video.m3u8"] }

@@ -132,7 +132,7 @@ struct RunReport: Encodable {
     init(summary s: JobSummary, job: TranscodeJob) {
         // Reports are shipped and kept as log lines are: the input's secrets (a passphrase, a
         // token, a stream key) hidden the same way.
-        input = job.configuration.input.redactingSecrets
+        input = job.inputURL.redactingSecrets
         output = s.outputPath
         chain = job.effectiveChain.description
         inputSize = s.inputSize.description
@@ -173,7 +173,7 @@ struct RunReport: Encodable {
             LiveDecodingReport(heldPicturesReleased: $0.heldPicturesReleased,
                                decodedAt: $0.decodedAt.map { [$0.pts.rounded(to: 6), $0.at.rounded(to: 4)] })
         }
-        inputLosses = job.configuration.inputLoss.keepsChannelUp ? s.inputLosses.map {
+        inputLosses = job.inputLoss.keepsChannelUp ? s.inputLosses.map {
             InputLossReport(began: Self.milliseconds.string(from: $0.began), outputTime: $0.outputTime.rounded(to: 3),
                             seconds: $0.seconds.rounded(to: 3))
         } : nil

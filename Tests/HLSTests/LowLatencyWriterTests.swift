@@ -156,15 +156,17 @@ struct LowLatencyWriterTests {
         #expect(parts.count <= 5 * 7, "\(parts.count) part files kept")
     }
 
-    @Test func aVODPlaylistIgnoresPartsWithAWarning() throws {
+    /// The writer takes its part ticks as given: the plan gives a VOD playlist none (and warns;
+    /// `JobPlanTests`), and a part target alone makes no parts.
+    @Test func aWriterWithoutPartTicksWritesNoParts() throws {
         let folder = try ScratchFolder("ll-vod")
         defer { folder.remove() }
         let playlistPath = folder.path + "/vod.m3u8"
-        let writer = try HLSWriter(playlistPath: playlistPath,
-                                   options: HLSOutputOptions(segmentDuration: 2, playlistType: .vod, segmentType: .fmp4, partDuration: 0.5),
-                                   overwrite: false)
+        let options = HLSOutputOptions(segmentDuration: 2, playlistType: .vod, segmentType: .fmp4, partDuration: 0.5)
+        let writer = try HLSWriter(playlistPath: playlistPath, options: options,
+                                   schedule: SegmentSchedule(grid: TickGrid(rate: Rational(SyntheticStream.frameRate, 1)), seconds: 2),
+                                   overwrite: false, partTicks: nil)
         try SyntheticStream.write(into: writer, seconds: 2, audio: false)
-        #expect(writer.warnings.contains { $0.contains("VOD") }, "\(writer.warnings)")
         let text = try String(contentsOfFile: playlistPath, encoding: .utf8)
         #expect(!text.contains("EXT-X-PART"), "\(text)")
         #expect(!folder.files().contains { $0.contains(".p0.") })

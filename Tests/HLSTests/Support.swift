@@ -161,12 +161,15 @@ enum SyntheticStream {
 }
 
 extension HLSWriter {
-    /// A writer for `SyntheticStream`'s frame rate: its schedule cuts every `options.segmentDuration`.
+    /// A writer for `SyntheticStream`'s frame rate: its schedule cuts every `options.segmentDuration`,
+    /// and parts (the plan's to decide in a run) are `options.partDuration` long.
     convenience init(playlistPath: String, options: HLSOutputOptions, overwrite: Bool,
                      clock: @escaping @Sendable () -> Date = { Date() }) throws {
         let grid = TickGrid(rate: Rational(SyntheticStream.frameRate, 1))
+        let partTicks = options.partDuration.map { Int64(($0 * Double(SyntheticStream.frameRate) + 1e-6).rounded(.down)) }
         try self.init(playlistPath: playlistPath, options: options,
-                      schedule: SegmentSchedule(grid: grid, seconds: options.segmentDuration), overwrite: overwrite, clock: clock)
+                      schedule: SegmentSchedule(grid: grid, seconds: options.segmentDuration), overwrite: overwrite,
+                      partTicks: partTicks, clock: clock)
     }
 }
 
