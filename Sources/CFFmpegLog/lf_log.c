@@ -5,14 +5,36 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #define RING 64
 #define LINE 320
 
-static char ring[RING][LINE];
-static char partial[LINE];
-static unsigned head = 0, tail = 0;
+/* Where captured lines wait: one per input (a run's), and one for lines no input owns. */
+struct lf_log_sink {
+    char ring[RING][LINE];
+    char partial[LINE];
+    unsigned head, tail;
+};
+
+static lf_log_sink unowned;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static int verbose_output = 0;
+
+/* av_log's callback is process-wide; the lines that matter here (tcp, tls, http, the RTMP server)
+   are logged synchronously by the call our input made (open, probe, read) on the thread that made
+   it, so the thread's route names the input they belong to. */
+static _Thread_local lf_log_sink *route = NULL;
+
+lf_log_sink *lf_log_sink_new(void) { return calloc(1, sizeof(lf_log_sink)); }
+
+void lf_log_sink_free(lf_log_sink *sink) { free(sink); }
+
+lf_log_sink *lf_log_route(lf_log_sink *sink) {
+    lf_log_sink *previous = route;
+    route = sink;
+    return previous;
+}
 
 /* Only these sources speak of the network and playlists; decoders' complaints are counted elsewhere. */
 static int wanted(const char *name) {
@@ -93,6 +115,7 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
     if (level > AV_LOG_WARNING || !avcl) return;
     const AVClass *cls = *(const AVClass **)avcl;
     if (!cls || !cls->class_name || !wanted(cls->class_name)) return;
+    lf_log_sink *sink = route ? route : &unowned;
     char line[LINE];
     if (names_keys) snprintf(line, sizeof line, "a publisher's app or stream key is not the URL's (both hidden)\n");
     else vsnprintf(line, sizeof line, fmt, vl);
@@ -101,14 +124,14 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
     /* FFmpeg builds some lines from several calls ("Packet corrupt (…)" then ".\n"): keep a
        fragment without a newline and report it with the rest, as one line. */
     if (n == 0 || (line[n - 1] != '\n' && n < sizeof line - 1)) {
-        strncat(partial, line, sizeof partial - strlen(partial) - 1);
+        strncat(sink->partial, line, sizeof sink->partial - strlen(sink->partial) - 1);
         pthread_mutex_unlock(&mutex);
         return;
     }
-    if (partial[0]) {
+    if (sink->partial[0]) {
         char joined[LINE];
-        snprintf(joined, sizeof joined, "%s%s", partial, line);
-        partial[0] = 0;
+        snprintf(joined, sizeof joined, "%s%s", sink->partial, line);
+        sink->partial[0] = 0;
         memcpy(line, joined, sizeof line);
         n = strlen(line);
     }
@@ -118,9 +141,9 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
     if (n == 0) { pthread_mutex_unlock(&mutex); return; }
     /* Some messages span lines ("…unspecified size\nConsider increasing…"): one line each. */
     for (size_t i = 0; i < n; i++) if (line[i] == '\n' || line[i] == '\r') line[i] = ' ';
-    memcpy(ring[head % RING], line, n + 1);
-    head++;
-    if (head - tail > RING) tail = head - RING;
+    memcpy(sink->ring[sink->head % RING], line, n + 1);
+    sink->head++;
+    if (sink->head - sink->tail > RING) sink->tail = sink->head - RING;
     pthread_mutex_unlock(&mutex);
 }
 
@@ -130,15 +153,18 @@ void lf_log_capture(int verbose) {
     av_log_set_callback(callback);
 }
 
-int lf_log_next(char *out, int size) {
+int lf_log_sink_next(lf_log_sink *sink, char *out, int size) {
+    if (!sink) sink = &unowned;
     int found = 0;
     pthread_mutex_lock(&mutex);
-    if (tail != head) {
-        strncpy(out, ring[tail % RING], (size_t)size - 1);
+    if (sink->tail != sink->head) {
+        strncpy(out, sink->ring[sink->tail % RING], (size_t)size - 1);
         out[size - 1] = 0;
-        tail++;
+        sink->tail++;
         found = 1;
     }
     pthread_mutex_unlock(&mutex);
     return found;
 }
+
+int lf_log_next(char *out, int size) { return lf_log_sink_next(NULL, out, size); }

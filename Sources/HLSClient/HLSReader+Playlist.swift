@@ -40,7 +40,7 @@ extension HLSReader {
                 failures += 1
                 // One line for a run of failures; the stall timeout decides when the input has gone.
                 if failures == 1 { options.warn("reloading the playlist \(info.playlistURL.absoluteString.forMessages) failed (\(error)); retrying") }
-                let backoff = Duration.milliseconds(min(2_000, 100 << min(failures, 5)))
+                let backoff = RetryPolicy.reload.delay(afterFailures: failures)
                 try? await Task.sleep(for: directives == nil ? max(backoff, target / 2) : backoff)
                 continue
             }

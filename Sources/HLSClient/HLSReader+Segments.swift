@@ -273,7 +273,7 @@ extension HLSReader {
                 if Task.isCancelled { throw Stopped() }
                 if (error as? FetchError)?.isPermanent == true || ContinuousClock.now - started >= fetcher.ioTimeout { throw error }
                 statistics.retried()
-                try? await Task.sleep(for: .milliseconds(min(1_000, 100 << min(attempt, 4))))
+                _ = await RetryPolicy.segment.wait(afterFailures: attempt)
             }
         }
     }
@@ -343,8 +343,7 @@ extension HLSReader {
                     return .failed(error, attempts: attempts, delivered: delivered)
                 }
                 statistics.retried()
-                let backoff = Duration.milliseconds(min(1_000, 100 << min(attempts, 4)))
-                try? await Task.sleep(for: backoff)
+                _ = await RetryPolicy.segment.wait(afterFailures: attempts)
             }
         }
     }

@@ -18,6 +18,9 @@ public struct HLSReaderOptions: Sendable {
     public var allowPrivateNetworks: Bool?
     /// One line per fault the run survives (a segment skipped, a restarted origin).
     public var warn: @Sendable (String) -> Void = { _ in }
+    /// Dimensions of the reader's metrics (`livefilter_input_…`): the run's, so two runs in one
+    /// process count apart.
+    public var metricDimensions: [(String, String)] = []
     public init() {}
 }
 
@@ -80,7 +83,7 @@ public final class HLSReader: Sendable {
         options.warn = { warn($0.forLogs) }
         self.options = options
         feed = ByteFeed(capacity: options.feedCapacity)
-        statistics = HLSReaderStatistics()
+        statistics = HLSReaderStatistics(dimensions: options.metricDimensions)
         latest = LatestPlaylist(playlist)
     }
 

@@ -24,15 +24,20 @@ public final class HLSReaderStatistics: Sendable {
     }
 
     private let state = Mutex<(Snapshot, [Double])>((Snapshot(), []))
-    private let reloads = Counter(label: "livefilter_input_playlist_reloads_total")
-    private let reloadFailures = Counter(label: "livefilter_input_playlist_reload_failures_total")
-    private let retries = Counter(label: "livefilter_input_segment_retries_total")
-    private let skipped = Counter(label: "livefilter_input_segments_skipped_total")
-    private let segments = Counter(label: "livefilter_input_segments_total")
-    private let parts = Counter(label: "livefilter_input_parts_total")
-    private let discovery = Recorder(label: "livefilter_input_reload_delay_seconds")
+    private let reloads, reloadFailures, retries, skipped, segments, parts: Counter
+    private let discovery: Recorder
 
-    init() {}
+    /// `dimensions`: the run's (`RunMetrics`), on every metric.
+    init(dimensions: [(String, String)] = []) {
+        func counter(_ name: String) -> Counter { Counter(label: name, dimensions: dimensions) }
+        reloads = counter("livefilter_input_playlist_reloads_total")
+        reloadFailures = counter("livefilter_input_playlist_reload_failures_total")
+        retries = counter("livefilter_input_segment_retries_total")
+        skipped = counter("livefilter_input_segments_skipped_total")
+        segments = counter("livefilter_input_segments_total")
+        parts = counter("livefilter_input_parts_total")
+        discovery = Recorder(label: "livefilter_input_reload_delay_seconds", dimensions: dimensions)
+    }
 
     public var snapshot: Snapshot {
         state.withLock { s in

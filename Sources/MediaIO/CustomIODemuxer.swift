@@ -41,11 +41,7 @@ enum CustomIODemuxer {
             freeIO(pb)
             return .failure(.opening(code))
         }
-        let streamCount = Int(opened.pointee.nb_streams)
-        var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
-        for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(maxPixels), 0) }
-        let info = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
-        for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
+        let info = probeStreams(opened, maxPixels: maxPixels)
         if info < 0 {
             close(opened)
             return .failure(.probing(info))

@@ -80,13 +80,14 @@ public enum FFmpegLog {
         if value.count >= 4 { lf_log_add_secret(value) }
     }
 
-    /// Captured warnings since the last call, oldest first.
+    /// Captured warnings no input owns (FFmpeg logged them outside any input's call: an output's
+    /// network, a thread of FFmpeg's own), oldest first. An input's are its `InputWarningLog`'s.
     public static func drainCapturedWarnings() -> [String] {
         var lines: [String] = []
         var buffer = [CChar](repeating: 0, count: 320)
         while lf_log_next(&buffer, Int32(buffer.count)) != 0 {
             lines.append(String(cString: buffer))
         }
-        return lines + InputWarnings.drain()
+        return lines
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import Dispatch
 import Foundation
 import Glibc
 
@@ -98,5 +99,20 @@ public final class InputInterrupt: @unchecked Sendable {
             }
             return fds[0]
         }
+    }
+
+    /// Runs async work to completion from a thread that may block (an input opens on a thread of
+    /// its own: `Demuxer.open`). The stop cancels the work's task, so the wait ends as soon as the
+    /// work honours cancellation (the HLS reader's requests and retry waits do).
+    func waitFor<T: Sendable, E: Error>(_ operation: @escaping @Sendable () async throws(E) -> T) throws(E) -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, E>!
+        let task = Task {
+            do throws(E) { result = .success(try await operation()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        onStop { task.cancel() }
+        done.wait()
+        return try result.get()
     }
 }

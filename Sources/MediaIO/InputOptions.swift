@@ -22,5 +22,10 @@ public struct InputOptions: Sendable {
     /// Whether a remote HLS playlist's references may reach loopback, link-local and private
     /// addresses; nil: yes only when the input is itself on such an address (`--allow-private-networks`).
     public var allowPrivateNetworks: Bool?
+    /// Where the input's warnings go: give each run its own (nil: the input makes one, `Demuxer.warnings`).
+    /// A caller that reports warnings while the input opens (a listener's refused publishers) sets it.
+    public var warnings: InputWarningLog?
+    /// Dimensions of the input's metrics (`livefilter_input_…`), the run's (`RunMetrics`).
+    public var metricDimensions: [(String, String)] = []
     public init() {}
 }

@@ -40,6 +40,7 @@ final class SRTListener {
     private let listener: SRTSOCKET
     private let poller: Int32
     private let interrupt: InputInterrupt
+    private let warnings: InputWarningLog
     /// The stop's descriptor, watched with the SRT sockets: a stop wakes the wait at once.
     private var wake: Int32?
     private let ioTimeout: Duration
@@ -99,16 +100,17 @@ final class SRTListener {
         return s
     }
 
-    init(url: String, ioTimeout: Duration, interrupt: InputInterrupt) throws(MediaError) {
+    init(url: String, ioTimeout: Duration, interrupt: InputInterrupt, warnings: InputWarningLog) throws(MediaError) {
+        self.warnings = warnings
         self.url = url
         self.interrupt = interrupt
         self.ioTimeout = ioTimeout
         settings = try Self.settings(of: url)
         if !settings.ignored.isEmpty {
-            InputWarnings.add("\(url.forMessages): the SRT listener does not apply \(settings.ignored.joined(separator: ", ")) (it applies passphrase, pbkeylen, latency, rcvlatency, peerlatency, payload_size, streamid)")
+            warnings.add("\(url.forMessages): the SRT listener does not apply \(settings.ignored.joined(separator: ", ")) (it applies passphrase, pbkeylen, latency, rcvlatency, peerlatency, payload_size, streamid)")
         }
         srt_startup()
-        SRTLog.install(url: url)
+        SRTLog.install(url: url, warnings: warnings)
         listener = srt_create_socket()
         poller = srt_epoll_create()
         do throws(MediaError) {
@@ -188,7 +190,7 @@ final class SRTListener {
     private func admits(_ streamID: String?, from peer: UnsafePointer<sockaddr>?) -> Bool {
         if streamID == settings.streamID { return true }
         SRTLog.refusedHere()
-        InputWarnings.add("a publisher on \(url.forMessages) from \(Self.describe(peer)) was refused: its stream ID \(streamID.map { "'\($0)'" } ?? "(none)") is not the URL's; waiting for the next")
+        warnings.add("a publisher on \(url.forMessages) from \(Self.describe(peer)) was refused: its stream ID \(streamID.map { "'\($0)'" } ?? "(none)") is not the URL's; waiting for the next")
         return false
     }
 
@@ -229,7 +231,7 @@ final class SRTListener {
             } else if socket == current?.socket {
                 currentReady = true
             } else if let waiting = pending, socket == waiting.socket {
-                InputWarnings.add("a publisher on \(url.forMessages) from \(waiting.peer) left before its turn")
+                warnings.add("a publisher on \(url.forMessages) from \(waiting.peer) left before its turn")
                 drop(waiting)
                 pending = nil
             }
@@ -251,10 +253,10 @@ final class SRTListener {
             srt_epoll_add_usock(poller, socket, &events)
             let behind = current.map { ContinuousClock.now - $0.lastData < Self.takeOverAfter } ?? false
             if let older = pending {
-                InputWarnings.add("a publisher on \(url.forMessages) from \(older.peer) was waiting and is replaced by a newer one from \(peer)")
+                warnings.add("a publisher on \(url.forMessages) from \(older.peer) was waiting and is replaced by a newer one from \(peer)")
                 drop(older)
             } else if behind {
-                InputWarnings.add("a publisher on \(url.forMessages) from \(peer) connected while another publishes: it takes over when that one stops")
+                warnings.add("a publisher on \(url.forMessages) from \(peer) connected while another publishes: it takes over when that one stops")
             }
             pending = Connection(socket: socket, peer: peer, lastData: .now, behindALiveOne: behind)
         }
@@ -320,13 +322,26 @@ final class SRTListener {
                 return lf_averror_eof()
             }
             if pending != nil, silent >= Self.takeOverAfter {
-                InputWarnings.add("\(url.forMessages): the publisher from \(connection.peer) has sent nothing for \(String(format: "%.1f", silent.seconds)) s; the one waiting from \(pending!.peer) takes over")
+                warnings.add("\(url.forMessages): the publisher from \(connection.peer) has sent nothing for \(String(format: "%.1f", silent.seconds)) s; the one waiting from \(pending!.peer) takes over")
                 endedStale = true
                 return lf_averror_eof()
             }
             if silent > ioTimeout { return lf_averror(ETIMEDOUT) }
-            _ = poll(milliseconds: 50)
+            _ = poll(milliseconds: wake == nil ? 50 : nextDeadline(silent: silent))
         }
+    }
+
+    /// Milliseconds until the nearest deadline a read has: the --io-timeout, a waiting publisher's
+    /// take-over, the open's (FFmpeg's interrupt deadline). Data, a caller and the stop wake the
+    /// wait before it: nothing is looked at on a timer.
+    private func nextDeadline(silent: Duration) -> Int64 {
+        var wait = ioTimeout - silent
+        if pending != nil { wait = min(wait, Self.takeOverAfter - silent) }
+        let deadline = interrupt.state.pointee.deadline
+        if deadline != 0 { wait = min(wait, .microseconds(deadline - av_gettime_relative())) }
+        let c = wait.components
+        // Rounded up, so the deadline has passed when the wait ends; at least 1 ms (0 would not wait).
+        return max(1, c.seconds * 1000 + (c.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     private func handOut(_ bytes: ArraySlice<UInt8>, to buffer: UnsafeMutablePointer<UInt8>, _ size: Int32) -> Int32 {
@@ -344,14 +359,16 @@ private extension Duration {
 /// SRT's own log (its threads, a C callback): a caller refused during the handshake — a wrong
 /// passphrase above all — is seen only there; it becomes a warning line naming the listener.
 enum SRTLog {
-    private static let listening = Mutex<[String]>([])
+    /// The listeners, newest last. SRT's refusal line names no socket: with two listeners in one
+    /// process it is the newest's (its URL, its run's warnings) — what cannot be routed exactly.
+    private static let listening = Mutex<[(url: String, warnings: InputWarningLog)]>([])
     private static let ownRefusals = Mutex(0)
 
     static func refusedHere() { ownRefusals.withLock { $0 += 1 } }
 
-    static func install(url: String) {
+    static func install(url: String, warnings: InputWarningLog) {
         listening.withLock { urls in
-            urls.append(url)
+            urls.append((url, warnings))
             if urls.count == 1 {
                 srt_setloglevel(LOG_WARNING)
                 srt_setloghandler(nil) { _, level, _, _, _, message in
@@ -365,18 +382,18 @@ enum SRTLog {
 
     static func uninstall(url: String) {
         listening.withLock { urls in
-            if let i = urls.firstIndex(of: url) { urls.remove(at: i) }
+            if let i = urls.firstIndex(where: { $0.url == url }) { urls.remove(at: i) }
         }
     }
 
     /// SRT's listener says, for each caller it refuses, `processConnectRequest: rsp(REJECT): 1010 -
     /// Incorrect passphrase` (1011: none given; others: a stream ID refused, a version, …).
     static func note(level: Int32, _ text: String) {
-        guard let range = text.range(of: "rsp(REJECT):"), let url = listening.withLock({ $0.last }) else { return }
+        guard let range = text.range(of: "rsp(REJECT):"), let (url, warnings) = listening.withLock({ $0.last }) else { return }
         // A caller the listener's own check refused (its stream ID) has its line already.
         if ownRefusals.withLock({ count in defer { count = max(0, count - 1) }; return count > 0 }) { return }
         let detail = text[range.upperBound...].trimmingCharacters(in: .whitespacesAndNewlines)
         let reason = detail.split(separator: "-", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? detail
-        InputWarnings.add("a publisher on \(url.forMessages) was refused by SRT: \(reason.prefix(1).lowercased() + reason.dropFirst()); waiting for the next")
+        warnings.add("a publisher on \(url.forMessages) was refused by SRT: \(reason.prefix(1).lowercased() + reason.dropFirst()); waiting for the next")
     }
 }

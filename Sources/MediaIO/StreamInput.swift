@@ -11,19 +11,22 @@ import HLSClient
 /// (`TimelineStitcher`). With `reconnects` (a channel that outlives its input) a connection that
 /// ends is opened again — a listener takes the next publisher — instead of ending the input.
 /// Owns every context it opens; the first stays open (its streams describe the input) until the end.
-final class StreamInput {
+final class StreamInput: PacketSource {
     let url: String
     let first: UnsafeMutablePointer<AVFormatContext>
+    var context: UnsafeMutablePointer<AVFormatContext> { first }
+    var formatName: String { String(cString: first.pointee.iformat.pointee.name) }
+    var duration: Double? { nil }
+    var isLive: Bool { true }
     private var current: UnsafeMutablePointer<AVFormatContext>
     private var stitcher: TimelineStitcher
     private let options: InputOptions
     private let interrupt: InputInterrupt
+    private let warnings: InputWarningLog
     /// Open the input again when its connection ends (set from the plan: `--on-input-loss hold|slate`).
     var reconnects = false
     /// Connections after the first.
     private(set) var reconnections = 0
-    /// Each stream's newest timestamp on the output timeline (microseconds): a jump is a new clock.
-    private var lastMicros: [Int: Int64] = [:]
     /// UDP or RTP: no connection to open again, the bound socket waits for the sender.
     private var isDatagram: Bool { ["udp", "rtp"].contains(scheme) }
     private var waitingForSender = false
@@ -38,18 +41,20 @@ final class StreamInput {
 
     private var scheme: String { url.split(separator: ":", maxSplits: 1).first?.lowercased() ?? "" }
 
-    init(url: String, options: InputOptions, interrupt: InputInterrupt) throws(MediaError) {
+    init(url: String, options: InputOptions, interrupt: InputInterrupt, warnings: InputWarningLog) throws(MediaError) {
         self.url = url
         self.options = options
         self.interrupt = interrupt
+        self.warnings = warnings
         try Self.checkAuthentication(url, options: options)
         if url.lowercased().hasPrefix("srt://"), Self.isListener(url, options: options) {
-            let srt = try SRTListener(url: url, ioTimeout: options.ioTimeout, interrupt: interrupt)
+            let srt = try SRTListener(url: url, ioTimeout: options.ioTimeout, interrupt: interrupt, warnings: warnings)
             self.srt = srt
-            first = try Self.publisher(on: srt, options: options, interrupt: interrupt)
+            first = try Self.publisher(on: srt, options: options, interrupt: interrupt, warnings: warnings)
         } else {
             srt = nil
-            first = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: Self.isListener(url, options: options))
+            first = try Self.connect(url, options: options, interrupt: interrupt, warnings: warnings,
+                                     waitingForPublisher: Self.isListener(url, options: options))
         }
         current = first
         stitcher = TimelineStitcher(first: first)
@@ -67,7 +72,7 @@ final class StreamInput {
     /// too little to read within three --io-timeouts (a byte a second), is refused with a warning
     /// and the next is waited for.
     private static func publisher(on srt: SRTListener, options: InputOptions, interrupt: InputInterrupt,
-                                  again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
+                                  warnings: InputWarningLog, again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         let c = options.ioTimeout.components
         let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
         while true {
@@ -81,7 +86,7 @@ final class StreamInput {
             case let .success(ctx): return ctx
             case let .failure(reason):
                 srt.closeCurrent()
-                InputWarnings.add("a publisher on \(srt.url.forMessages) from \(peer) was refused: \(expired ? "it sent too little to read in time" : reason); waiting for the next")
+                warnings.add("a publisher on \(srt.url.forMessages) from \(peer) was refused: \(expired ? "it sent too little to read in time" : reason); waiting for the next")
             }
         }
     }
@@ -147,7 +152,7 @@ final class StreamInput {
     /// - Parameter again: a reconnection: the streams' parameters are all it needs (the frame rate
     ///   was planned from the first connection), so the probe does not also count frames for a rate
     ///   (20 of them by default: 0.7 s at 30 fps before the channel is back).
-    private static func connect(_ url: String, options: InputOptions, interrupt: InputInterrupt,
+    private static func connect(_ url: String, options: InputOptions, interrupt: InputInterrupt, warnings: InputWarningLog,
                                 waitingForPublisher: Bool, again: Bool = false) throws(MediaError) -> UnsafeMutablePointer<AVFormatContext> {
         let c = options.ioTimeout.components
         let ioMicros = c.seconds * 1_000_000 + c.attoseconds / 1_000_000_000_000
@@ -159,14 +164,14 @@ final class StreamInput {
         var failures = 0
         func failed(_ reason: String) throws(MediaError) {
             failures += 1
-            let delay = min(2.0, 0.25 * Double(1 << min(failures - 1, 3)))
+            let delay = RetryPolicy.reconnect.delay(afterFailures: failures)
             if failures == 1 {
-                InputWarnings.add("\(url.forMessages): cannot connect (\(reason)); trying again, every 2 s at most")
+                warnings.add("\(url.forMessages): cannot connect (\(reason)); trying again, every 2 s at most")
             } else if failures % 30 == 0 {
-                InputWarnings.add("\(url.forMessages): still cannot connect after \(failures) attempts (\(reason)); trying again every 2 s")
+                warnings.add("\(url.forMessages): still cannot connect after \(failures) attempts (\(reason)); trying again every 2 s")
             }
             // Woken by a stop, not by looking at the flag.
-            if interrupt.sleep(until: .now.advanced(by: .milliseconds(Int64(delay * 1000)))) {
+            if interrupt.sleep(until: .now.advanced(by: delay)) {
                 throw .inputUnreadable(url, reason: "reading was stopped")
             }
         }
@@ -220,22 +225,18 @@ final class StreamInput {
                 // Nobody came within the accept's wait: look again. Anything else was a publisher
                 // that failed before it sent a picture.
                 if code != lf_averror(ETIMEDOUT) || expired {
-                    InputWarnings.add("a publisher on \(url.forMessages) was refused: \(expired ? "its handshake did not finish in time" : error.reason); waiting for the next")
+                    warnings.add("a publisher on \(url.forMessages) was refused: \(expired ? "its handshake did not finish in time" : error.reason); waiting for the next")
                 }
                 continue
             }
             let opened = ctx!
-            let streamCount = Int(opened.pointee.nb_streams)
-            var probeOptions = [OpaquePointer?](repeating: nil, count: max(1, streamCount))
-            for i in 0..<streamCount { av_dict_set(&probeOptions[i], "max_pixels", String(options.maxPixels), 0) }
-            let info = probeOptions.withUnsafeMutableBufferPointer { avformat_find_stream_info(opened, $0.baseAddress) }
-            for i in 0..<probeOptions.count { av_dict_free(&probeOptions[i]) }
+            let info = probeStreams(opened, maxPixels: options.maxPixels)
             let probeExpired = lf_interrupt_expired(interrupt.state) != 0
             lf_interrupt_arm(interrupt.state, 0)
             // FFmpeg's RTMP server says so when the publisher's app or stream name is not the URL's.
             if lf_log_take_rtmp_refusal() != 0 {
                 close(opened)
-                InputWarnings.add("a publisher on \(url.forMessages) gave another app or stream key than the URL's and was refused; waiting for the next")
+                warnings.add("a publisher on \(url.forMessages) gave another app or stream key than the URL's and was refused; waiting for the next")
                 if !waitingForPublisher { throw .inputUnreadable(url, reason: "the server refused the stream key") }
                 if caller { try failed("the server refused the stream key") }
                 continue
@@ -252,7 +253,7 @@ final class StreamInput {
                     try failed(reason)
                     continue
                 }
-                InputWarnings.add("a publisher on \(url.forMessages) was refused: \(reason); waiting for the next")
+                warnings.add("a publisher on \(url.forMessages) was refused: \(reason); waiting for the next")
                 continue
             }
             return opened
@@ -261,7 +262,11 @@ final class StreamInput {
 
     /// The next packet of the video or audio stream, on the first connection's streams and one
     /// continuous timeline; false at the input's end (a connection that ended, unless `reconnects`).
-    func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Bool {
+    func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Demuxer.ReadResult {
+        try readPacket(into: packet, video: video, audio: audio) ? .packet : .endOfFile
+    }
+
+    private func readPacket(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Bool {
         while true {
             packet.unref()
             let code = av_read_frame(current, packet.pointer)
@@ -281,7 +286,7 @@ final class StreamInput {
                     if !waitingForSender {
                         waitingForSender = true
                         reconnections += 1
-                        InputWarnings.add("\(url.forMessages): nothing received for the --io-timeout (\(reconnections.ordinal) time); waiting for the sender to reconnect")
+                        warnings.add("\(url.forMessages): nothing received for the --io-timeout (\(reconnections.ordinal) time); waiting for the sender to reconnect")
                     }
                     current.pointee.pb.pointee.eof_reached = 0
                     current.pointee.pb.pointee.error = 0
@@ -290,13 +295,14 @@ final class StreamInput {
                 reconnections += 1
                 let why = code == lf_averror_eof() || code == lf_averror(EIO) ? "the connection ended" : FFmpegError(code: code, operation: "reading").reason
                 let listener = Self.isListener(url, options: options)
-                InputWarnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); \(listener ? "waiting for the publisher to reconnect" : "connecting again")")
+                warnings.add("\(url.forMessages): \(why) (\(reconnections.ordinal) time); \(listener ? "waiting for the publisher to reconnect" : "connecting again")")
                 let next: UnsafeMutablePointer<AVFormatContext>
                 do {
                     if let srt {
-                        next = try Self.publisher(on: srt, options: options, interrupt: interrupt, again: true)
+                        next = try Self.publisher(on: srt, options: options, interrupt: interrupt, warnings: warnings, again: true)
                     } else {
-                        next = try Self.connect(url, options: options, interrupt: interrupt, waitingForPublisher: true, again: true)
+                        next = try Self.connect(url, options: options, interrupt: interrupt, warnings: warnings,
+                                            waitingForPublisher: true, again: true)
                     }
                 } catch {
                     throw FFmpegError(code: lf_averror_exit(), operation: "reading \(url): \(error)")
@@ -304,8 +310,7 @@ final class StreamInput {
                 if current != first { Self.close(current) }
                 current = next
                 try stitcher.adopt(next, video: video, audio: audio, newClock: true, what: "the new connection to \(url.forMessages)")
-                lastMicros = [:]
-                InputWarnings.add("\(url.forMessages): \(listener ? "a publisher connected again" : "connected again") (\(reconnections.ordinal) time): the timeline goes on")
+                warnings.add("\(url.forMessages): \(listener ? "a publisher connected again" : "connected again") (\(reconnections.ordinal) time): the timeline goes on")
                 continue
             }
             // The last pictures of a connection that went silent and ended: long past, not a return.
@@ -321,33 +326,12 @@ final class StreamInput {
             guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
             waitingForSender = false
             stitcher.remap(packet, from: current, to: outer)
-            followClockJumps(packet, stream: outer, video: video)
+            if let shift = stitcher.followClockJump(packet, stream: outer) {
+                warnings.add("\(url.forMessages): the timestamps jumped by \(String(format: "%.1f", Double(-shift) / 1e6)) s (the publisher restarted its clock): the timeline goes on")
+            }
             if outer == video { stitcher.noteTimeline(packet, stream: outer) }
             return true
         }
-    }
-
-    /// Within one connection a publisher may restart its clock (an MPEG-TS sender restarted on the
-    /// same UDP port, an encoder reset): a timestamp that goes back, or jumps ahead by more than a
-    /// few seconds, starts a new clock that continues where the timeline is.
-    private func followClockJumps(_ packet: Packet, stream outer: Int, video: Int) {
-        guard let tb = first.pointee.streams[outer]?.pointee.time_base else { return }
-        let p = packet.pointer
-        let ts = p.pointee.dts != lf_nopts_value() ? p.pointee.dts : p.pointee.pts
-        guard ts != lf_nopts_value() else { return }
-        let micros = av_rescale_q(ts, tb, TimelineStitcher.microseconds)
-        if let last = lastMicros[outer], micros < last - 1_000_000 || micros > last + 5_000_000, stitcher.newestEnd != .min {
-            let shift = stitcher.newestEnd - micros
-            stitcher.shiftClock(byMicroseconds: shift)
-            let units = av_rescale_q(shift, TimelineStitcher.microseconds, tb)
-            if p.pointee.pts != lf_nopts_value() { p.pointee.pts += units }
-            if p.pointee.dts != lf_nopts_value() { p.pointee.dts += units }
-            lastMicros = [:]
-            InputWarnings.add("\(url.forMessages): the timestamps jumped by \(String(format: "%.1f", Double(-shift) / 1e6)) s (the publisher restarted its clock): the timeline goes on")
-            lastMicros[outer] = micros + shift
-            return
-        }
-        lastMicros[outer] = max(lastMicros[outer] ?? .min, micros)
     }
 }
 

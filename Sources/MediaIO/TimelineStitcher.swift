@@ -17,6 +17,9 @@ struct TimelineStitcher {
     private var extradata: [Int: [UInt8]] = [:]
     /// Extradata to attach to the next packet of a stream (new codec parameters).
     private var newExtradata: [Int: [UInt8]] = [:]
+    /// Each stream's newest timestamp on the output timeline in this run (microseconds), for
+    /// `followClockJump`: a jump is a new clock.
+    private var lastMicros: [Int: Int64] = [:]
 
     static let microseconds = AVRational(num: 1, den: AV_TIME_BASE)
 
@@ -39,6 +42,7 @@ struct TimelineStitcher {
     mutating func adopt(_ next: UnsafeMutablePointer<AVFormatContext>, video: Int, audio: Int?, newClock: Bool,
                         what: String) throws(FFmpegError) {
         streamMap = [:]
+        lastMicros = [:]
         func match(_ outer: Int?, _ type: AVMediaType) throws(FFmpegError) {
             guard let outer, outer >= 0, let want = first.pointee.streams[outer]?.pointee.codecpar else { return }
             let index = av_find_best_stream(next, type, -1, -1, nil, 0)
@@ -111,5 +115,29 @@ struct TimelineStitcher {
         guard ts != lf_nopts_value() else { return nil }
         newestEnd = max(newestEnd, av_rescale_q(ts + max(0, p.duration), tb, Self.microseconds))
         return ts
+    }
+
+    /// Within one run a sender may restart its clock (an MPEG-TS sender restarted on the same UDP
+    /// port, an encoder reset): a timestamp that goes back, or jumps ahead by more than a few
+    /// seconds, starts a new clock that continues where the timeline is. `packet` is already on
+    /// the first run's stream `outer` (`remap`); it is moved with the clock. Returns the shift
+    /// (microseconds) when the clock jumped.
+    mutating func followClockJump(_ packet: Packet, stream outer: Int) -> Int64? {
+        guard let tb = first.pointee.streams[outer]?.pointee.time_base else { return nil }
+        let p = packet.pointer
+        let ts = p.pointee.dts != lf_nopts_value() ? p.pointee.dts : p.pointee.pts
+        guard ts != lf_nopts_value() else { return nil }
+        let micros = av_rescale_q(ts, tb, Self.microseconds)
+        if let last = lastMicros[outer], micros < last - 1_000_000 || micros > last + 5_000_000, newestEnd != .min {
+            let shift = newestEnd - micros
+            shiftClock(byMicroseconds: shift)
+            let units = av_rescale_q(shift, Self.microseconds, tb)
+            if p.pointee.pts != lf_nopts_value() { p.pointee.pts += units }
+            if p.pointee.dts != lf_nopts_value() { p.pointee.dts += units }
+            lastMicros = [outer: micros + shift]
+            return shift
+        }
+        lastMicros[outer] = max(lastMicros[outer] ?? .min, micros)
+        return nil
     }
 }

@@ -17,9 +17,10 @@ enum NetworkWarnings {
 
     static let reconnectMarkers = ["reconnect", "retrying with new connection", "keepalive request failed"]
 
-    static func drain() -> [String] {
+    /// The run's input warnings, then FFmpeg's lines no input owns.
+    static func drain(_ input: InputWarningLog) -> [String] {
         var out: [String] = []
-        for raw in FFmpegLog.drainCapturedWarnings() {
+        for raw in input.drain() + FFmpegLog.drainCapturedWarnings() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             // FFmpeg's HTTP and HLS readers say when they open a connection again after a failure.
             if reconnectMarkers.contains(where: { line.localizedCaseInsensitiveContains($0) }) {

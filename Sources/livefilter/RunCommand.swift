@@ -164,6 +164,9 @@ struct RunCommand: AsyncParsableCommand {
 
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         FFmpegLog.captureNetworkWarnings(verbose: verbose)
+        // The run's input warnings, read while it opens (a listener's refused publishers) and runs.
+        let inputWarnings = InputWarningLog()
+        config.inputOptions.warnings = inputWarnings
         // Ctrl-C finishes a playable output with everything the encoder was given.
         let session = ExportSession(config, onCancel: .finishOutput)
         // Made before the open (and before saying it waits), so a signal stops a listener waiting
@@ -176,7 +179,7 @@ struct RunCommand: AsyncParsableCommand {
         let waitingWarnings = Task {
             while waitsForPublisher, !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
-                for w in NetworkWarnings.drain() { Terminal.warning(w) }
+                for w in NetworkWarnings.drain(inputWarnings) { Terminal.warning(w) }
             }
         }
         var server: HTTPService?
@@ -200,10 +203,10 @@ struct RunCommand: AsyncParsableCommand {
                 if !quiet { Terminal.line("livefilter: stopped by signal \(sig) before the input opened; nothing was written") }
                 throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)
             }
-            throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
+            throw CommandFailure(error.underlying, context: NetworkWarnings.drain(inputWarnings).last)
         }
         await waitingWarnings.value
-        for w in NetworkWarnings.drain() { Terminal.warning(w) }
+        for w in NetworkWarnings.drain(inputWarnings) { Terminal.warning(w) }
         // The report is an output too: checked and begun before the run, published after it (a
         // report of the same name is replaced), discarded when the run fails.
         let reportFile: AtomicFile?
@@ -236,7 +239,7 @@ struct RunCommand: AsyncParsableCommand {
         signals.onStop { running.cancel() }
         // The sequence ends when the run does.
         for await p in session.progress {
-            let warnings = NetworkWarnings.drain()
+            let warnings = NetworkWarnings.drain(inputWarnings)
             if !warnings.isEmpty { bar.clear() }
             for w in warnings { Terminal.warning(w) }
             bar.update(p.details)
@@ -247,10 +250,10 @@ struct RunCommand: AsyncParsableCommand {
             summary = try await running.value.get()
         } catch {
             bar.clear()
-            throw CommandFailure(error.underlying, context: NetworkWarnings.drain().last)
+            throw CommandFailure(error.underlying, context: NetworkWarnings.drain(inputWarnings).last)
         }
         bar.clear()
-        for w in NetworkWarnings.drain() { Terminal.warning(w) }
+        for w in NetworkWarnings.drain(inputWarnings) { Terminal.warning(w) }
         for warning in summary.warnings { Terminal.warning(warning) }
         if let reportFile {
             let reportJSON: [UInt8]

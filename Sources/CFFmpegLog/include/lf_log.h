@@ -6,7 +6,20 @@
 /** Installs the capturing log callback; `verbose` also prints FFmpeg's warnings as usual. */
 void lf_log_capture(int verbose);
 
-/** Copies the oldest captured message into out; returns 0 when there is none. */
+/** Captured lines of one input (a run's): they wait here, not with other inputs'. */
+typedef struct lf_log_sink lf_log_sink;
+lf_log_sink *lf_log_sink_new(void);
+/** Only once no thread routes to it any more. */
+void lf_log_sink_free(lf_log_sink *sink);
+
+/** Sends the lines FFmpeg logs on this thread from now on to `sink` (NULL: to the lines no input
+    owns); returns the previous route, to restore. */
+lf_log_sink *lf_log_route(lf_log_sink *sink);
+
+/** Copies the oldest line captured for `sink` (NULL: owned by no input) into out; returns 0 when there is none. */
+int lf_log_sink_next(lf_log_sink *sink, char *out, int size);
+
+/** Copies the oldest captured line no input owns into out; returns 0 when there is none. */
 int lf_log_next(char *out, int size);
 
 /** Whether FFmpeg's RTMP server, on this thread, took a publisher with another app or stream name
