@@ -32,10 +32,20 @@ def part(p):
             "independent": p.independent == "YES", "gap": p.gap == "YES"}
 
 
+def daterange(d):
+    return {"id": d.id, "class": d.class_, "start_date": d.start_date, "end_date": d.end_date,
+            "duration": d.duration, "planned_duration": d.planned_duration, "scte35_cmd": d.scte35_cmd,
+            "scte35_out": d.scte35_out, "scte35_in": d.scte35_in, "end_on_next": d.end_on_next == "YES",
+            "client": {k: str(v) for k, v in sorted(d.x_client_attrs)}}
+
+
 def segment(s):
     return {"uri": s.uri, "duration": s.duration, "byterange": s.byterange, "discontinuity": bool(s.discontinuity),
             "gap": bool(s.gap_tag), "key": key(s.key), "parts": [part(p) for p in s.parts],
-            "program_date_time": s.program_date_time.isoformat() if s.program_date_time else None}
+            "program_date_time": s.program_date_time.isoformat() if s.program_date_time else None,
+            "dateranges": [daterange(d) for d in s.dateranges],
+            "cue_out_start": bool(s.cue_out_start), "cue_out": bool(s.cue_out), "cue_in": bool(s.cue_in),
+            "scte35_duration": s.scte35_duration}
 
 
 def playlist(path):

@@ -90,7 +90,7 @@ public struct HLSLinter: Sendable {
         "program-date-time-missing": "livefilter event and live playlists date every segment",
         "stream-inf-incomplete": "livefilter variants state CODECS, RESOLUTION, FRAME-RATE and AVERAGE-BANDWIDTH",
         "uri-unreachable": "a playlist the master references cannot be read (reported by `livefilter lint`)",
-    ].merging(MediaTagChecks.rules) { own, _ in own }
+    ].merging(MediaTagChecks.rules) { own, _ in own }.merging(DateRangeChecks.rules) { own, _ in own }
 
     public var profile: Profile
 
@@ -207,6 +207,7 @@ public struct HLSLinter: Sendable {
         var segmentHasDate = false
         var segments: [(extinf: Int, duration: Double?, dated: Bool)] = []
         var checks = MediaTagChecks(renditionCount: renditionCount)
+        var dateRanges = DateRangeChecks()
 
         for line in lines {
             switch line.kind {
@@ -216,6 +217,8 @@ public struct HLSLinter: Sendable {
                     seen.insert(name)
                 }
                 checks.tag(name, value, line: line.number, needs: &needs, report: report)
+                if name == "#EXT-X-DATERANGE" { dateRanges.dateRange(value, line: line.number, report: report) }
+                if name == "#EXT-X-PROGRAM-DATE-TIME" { dateRanges.programDateTime() }
                 switch name {
                 case "#EXT-X-VERSION":
                     parseVersion(value, line: line.number, declared: &declaredVersion, report: report)
@@ -334,6 +337,7 @@ public struct HLSLinter: Sendable {
 
         let lastLine = lines.last?.number ?? 1
         checks.finish(target: target, iFramesOnly: iFramesOnly, endListLine: endListLine, lastLine: lastLine, report: report)
+        dateRanges.finish(report: report)
         if playlistType == "VOD", endListLine == nil {
             report(lastLine, "endlist-missing", .error, "a VOD playlist must end with EXT-X-ENDLIST")
         }

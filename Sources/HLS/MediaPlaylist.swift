@@ -75,12 +75,15 @@ public struct MediaSegment: Sendable, Equatable {
     /// The EXT-X-MAP in force when it is not the playlist's first (`MediaPlaylist.map`): a stream whose
     /// initialization section changes (after a discontinuity). Nil means the playlist's map.
     public var map: MediaInitializationSection?
+    /// The older ad markers written before this segment (`EXT-X-CUE-OUT`, `-CUE-OUT-CONT`, `-CUE-IN`).
+    public var cueMarkers: [CueMarker]
 
     public init(duration: Double, uri: String, title: String = "", programDateTime: Date? = nil,
                 discontinuity: Bool = false, byteRange: ByteRange? = nil, line: Int = 0,
                 keys: [EncryptionKey] = [], gap: Bool = false, bitrate: Int? = nil, parts: [PartialSegment] = [],
-                resolvedByteRange: ByteRange? = nil, map: MediaInitializationSection? = nil) {
+                resolvedByteRange: ByteRange? = nil, map: MediaInitializationSection? = nil, cueMarkers: [CueMarker] = []) {
         self.map = map
+        self.cueMarkers = cueMarkers
         self.duration = duration
         self.uri = uri
         self.title = title
@@ -126,13 +129,16 @@ public struct MediaPlaylist: Sendable, Equatable {
     public var segmentInProgress: SegmentInProgress?
     public var preloadHints: [PreloadHint]
     public var renditionReports: [RenditionReport]
+    /// The EXT-X-DATERANGE tags, in the order written (each says where it stood: `DateRange.position`).
+    public var dateRanges: [DateRange]
 
     public init(version: Int? = nil, targetDuration: Int, mediaSequence: Int = 0, discontinuitySequence: Int = 0,
                 playlistType: PlaylistType? = nil, independentSegments: Bool = false, iFramesOnly: Bool = false,
                 map: MediaInitializationSection? = nil, segments: [MediaSegment] = [], endList: Bool = false,
                 partTarget: Double? = nil, serverControl: ServerControl? = nil, skip: PlaylistSkip? = nil,
                 segmentInProgress: SegmentInProgress? = nil, preloadHints: [PreloadHint] = [],
-                renditionReports: [RenditionReport] = []) {
+                renditionReports: [RenditionReport] = [], dateRanges: [DateRange] = []) {
+        self.dateRanges = dateRanges
         self.version = version
         self.targetDuration = targetDuration
         self.mediaSequence = mediaSequence

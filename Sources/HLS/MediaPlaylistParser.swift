@@ -13,6 +13,7 @@ extension PlaylistParser {
         var pendingRange: ByteRange?
         var pendingGap = false
         var pendingParts: [PartialSegment] = []
+        var pendingCues: [CueMarker] = []
         // Tags that apply until the next of their kind.
         var keys: [EncryptionKey] = []
         var bitrate: Int?
@@ -107,6 +108,13 @@ extension PlaylistParser {
                     if let hint = preloadHint(v) { playlist.preloadHints.append(hint) }
                 case "#EXT-X-RENDITION-REPORT":
                     if let report = renditionReport(v) { playlist.renditionReports.append(report) }
+                case "#EXT-X-DATERANGE":
+                    // One that does not read is left out, as a client ignores it (the linter says why).
+                    if let range = DateRange(attributes: v, position: playlist.segments.count, line: line.number) {
+                        playlist.dateRanges.append(range)
+                    }
+                case "#EXT-X-CUE-OUT", "#EXT-X-CUE-OUT-CONT", "#EXT-X-CUE-IN":
+                    if let marker = CueMarker(tag: name, value: value) { pendingCues.append(marker) }
                 default:
                     break
                 }
@@ -121,8 +129,9 @@ extension PlaylistParser {
                     duration: info.duration, uri: uri, title: info.title, programDateTime: pendingDate,
                     discontinuity: pendingDiscontinuity, byteRange: pendingRange, line: info.line, keys: keys, gap: pendingGap,
                     bitrate: pendingRange == nil ? bitrate : nil, parts: pendingParts, resolvedByteRange: resolved,
-                    map: currentMap))
+                    map: currentMap, cueMarkers: pendingCues))
                 pending = nil
+                pendingCues = []
                 pendingDate = nil
                 pendingDiscontinuity = false
                 pendingRange = nil

@@ -90,10 +90,19 @@ extension MediaPlaylist {
             if let date { line("#EXT-X-PROGRAM-DATE-TIME:\(HLSDate.format(date))") }
         }
         var bitrate: Int?
-        for segment in segments {
+        var ranges = dateRanges.enumerated().sorted { ($0.element.position, $0.offset) < ($1.element.position, $1.offset) }.map(\.element)[...]
+        func dateRangeTags(before index: Int) {
+            while let range = ranges.first, range.position <= index {
+                line("#EXT-X-DATERANGE:" + range.attributeList)
+                ranges = ranges.dropFirst()
+            }
+        }
+        for (index, segment) in segments.enumerated() {
+            dateRangeTags(before: index)
             if segment.discontinuity { line("#EXT-X-DISCONTINUITY") }
             mapChange(to: segment.map)
             parentTags(discontinuity: false, segmentKeys: segment.keys, date: segment.programDateTime)
+            segment.cueMarkers.forEach { line($0.tag) }
             for part in segment.parts { line("#EXT-X-PART:" + part.attributeList) }
             if segment.byteRange == nil, let rate = segment.bitrate, rate != bitrate {
                 line("#EXT-X-BITRATE:\(rate)")
@@ -104,6 +113,7 @@ extension MediaPlaylist {
             if let range = segment.byteRange { line("#EXT-X-BYTERANGE:\(range)") }
             line(segment.uri)
         }
+        dateRangeTags(before: .max)
         if let open = segmentInProgress {
             if open.discontinuity { line("#EXT-X-DISCONTINUITY") }
             mapChange(to: open.map)

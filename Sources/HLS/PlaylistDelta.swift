@@ -59,6 +59,20 @@ extension MediaPlaylist {
         if !keysDeclared, merged.segmentInProgress?.keys.isEmpty == true { merged.segmentInProgress?.keys = carried.keys }
         if merged.map == nil { merged.map = map }
         merged.segments = skipped + merged.segments
+        // The delta's date ranges stood after the skipped segments. With `_HLS_skip=v2` the server
+        // left out older ones too (rfc8216bis §4.4.5.2): the previous playlist's are kept, but for
+        // those it names as removed (RECENTLY-REMOVED-DATERANGES) or sends again.
+        for i in merged.dateRanges.indices { merged.dateRanges[i].position += skipped.count }
+        if let removed = skip.recentlyRemovedDateRanges {
+            let sent = Set(merged.dateRanges.map(\.id)).union(removed)
+            let shift = first - mediaSequence
+            let kept = dateRanges.filter { !sent.contains($0.id) }.map { range in
+                var range = range
+                range.position = max(0, range.position - shift)
+                return range
+            }
+            merged.dateRanges = kept + merged.dateRanges
+        }
         // Byte ranges the delta could not resolve follow the skipped segments' ranges.
         for i in merged.segments.indices.dropFirst() where merged.segments[i].byteRange != nil && merged.segments[i].resolvedByteRange == nil {
             let previous = merged.segments[i - 1], range = merged.segments[i].byteRange!
