@@ -10,8 +10,8 @@ import Synchronization
 /// The tick loop's input consults it (a frame while lost is a `.resume`), the tick stage asks it
 /// what each tick shows (the held picture or the slate, and silence), and progress and the report
 /// read its record.
-final class InputLossState: Sendable {
-    enum Phase: Sendable, Equatable {
+public final class InputLossState: Sendable {
+    public enum Phase: Sendable, Equatable {
         case live
         case lost
         /// Back, its first picture not yet shown.
@@ -19,12 +19,12 @@ final class InputLossState: Sendable {
     }
 
     /// One loss: its start on the wall clock and on the output's timeline, and its length once over.
-    struct Loss: Sendable, Codable, Equatable {
-        var began: Date
+    public struct Loss: Sendable, Codable, Equatable {
+        public var began: Date
         /// Seconds of output before the loss (where the held picture or the slate starts).
-        var outputTime: Double
+        public var outputTime: Double
         /// Nil while the input is still lost.
-        var seconds: Double?
+        public var seconds: Double?
     }
 
     private struct State {
@@ -33,23 +33,25 @@ final class InputLossState: Sendable {
     }
     private let state = Mutex(State())
 
-    var phase: Phase { state.withLock { $0.phase } }
-    var losses: [Loss] { state.withLock { $0.losses } }
+    public init() {}
+
+    public var phase: Phase { state.withLock { $0.phase } }
+    public var losses: [Loss] { state.withLock { $0.losses } }
     /// Silent now: no frame since the loss began.
-    var isLost: Bool { phase == .lost }
+    public var isLost: Bool { phase == .lost }
     /// A tick that shows no new picture shows the loss's (the held picture or the slate) and
     /// silence: lost, or back but its first picture not yet shown.
-    var showsLossPicture: Bool { phase != .live }
+    public var showsLossPicture: Bool { phase != .live }
 
     /// Seconds the input has been lost in all, the current loss included.
-    var totalSeconds: Double {
+    public var totalSeconds: Double {
         state.withLock { s in
             s.losses.reduce(0) { $0 + ($1.seconds ?? Date().timeIntervalSince($1.began)) }
         }
     }
 
     /// Live → lost: the input's silence passed the loss time, `outputTime` seconds into the output.
-    func began(outputTime: Double) {
+    public func began(outputTime: Double) {
         state.withLock { s in
             s.phase = .lost
             s.losses.append(Loss(began: Date(), outputTime: outputTime, seconds: nil))
@@ -58,7 +60,7 @@ final class InputLossState: Sendable {
 
     /// Lost → resuming: a frame is back. The loss's length in seconds.
     @discardableResult
-    func ended() -> Double {
+    public func ended() -> Double {
         state.withLock { s in
             guard s.phase == .lost, let last = s.losses.indices.last, s.losses[last].seconds == nil else { return 0 }
             s.phase = .resuming
@@ -69,7 +71,7 @@ final class InputLossState: Sendable {
     }
 
     /// A tick showed a new picture: the returning input's first (resuming → live).
-    func newPictureShown() {
+    public func newPictureShown() {
         state.withLock { s in if s.phase == .resuming { s.phase = .live } }
     }
 }
