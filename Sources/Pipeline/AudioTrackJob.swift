@@ -19,7 +19,10 @@ public final class AudioTrackJob: @unchecked Sendable {
     public init(configuration: JobConfiguration, lastTick: Int64? = nil, interrupt: InputInterrupt = InputInterrupt()) throws(JobError) {
         self.lastTick = lastTick
         do {
-            demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions, interrupt: interrupt)
+            var options = configuration.inputOptions
+            // The input's metrics (the HLS reader's) carry the run's labels, as RunMetrics' do.
+            options.metricDimensions = configuration.metricsLabels.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            demuxer = try Demuxer(url: configuration.input, options: options, interrupt: interrupt)
         } catch {
             throw .media(error)
         }

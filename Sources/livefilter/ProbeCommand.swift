@@ -4,7 +4,7 @@ import Foundation
 import MediaIO
 import Pipeline
 
-struct ProbeCommand: ParsableCommand {
+struct ProbeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "probe",
         abstract: "Show an input's streams, rotation, frame rate, duration and bitrate.")
@@ -18,13 +18,14 @@ struct ProbeCommand: ParsableCommand {
     @Option(help: "Variant of a master playlist: highest, lowest, N or max-bandwidth=B.")
     var variant: VariantChoice = .highest
 
-    func run() throws {
+    func run() async throws {
         FFmpegLog.setLevel(.quiet)
         var options = InputOptions()
         options.variant = variant
         let demuxer: Demuxer
         do {
-            demuxer = try Demuxer(url: input, options: options)
+            // On a thread of its own, as a run opens its input.
+            demuxer = try await Demuxer.open(url: input, options: options)
         } catch {
             throw CommandFailure(error)
         }

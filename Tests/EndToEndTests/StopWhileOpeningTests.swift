@@ -37,4 +37,54 @@ extension EndToEnd.ChannelTests {
         let left = (try? sandbox.contents(of: "out")) ?? []
         #expect(left.isEmpty, "left in the output folder: \(left)")
     }
+
+    /// The other kinds of input stop while they open too, under a second: a UDP input waiting for
+    /// its sender, an HLS playlist and a file over HTTP whose origin takes the connection and never
+    /// answers, an RTSP server that never answers (each opened through its own `PacketSource`).
+    enum Opening: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case udp, hlsSilentOrigin, fileSilentOrigin, rtspSilentServer
+        var testDescription: String { rawValue }
+    }
+
+    @Test("run: SIGINT while the input opens (UDP, a silent HLS origin, a silent HTTP file, a silent RTSP server) stops it within 1 s",
+          .timeLimit(.minutes(1)), arguments: Opening.allCases)
+    func stopWhileOpening(input: Opening) async throws {
+        let sandbox = try Sandbox("stop-opening-\(input.rawValue)")
+        defer { sandbox.remove() }
+        // A loopback port that takes connections (the kernel's backlog) and never answers.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(silent, $0, length) == 0 && getsockname(silent, $0, &length) == 0 }
+        }
+        #expect(bound && listen(silent, 8) == 0)
+        let silentPort = Int(UInt16(bigEndian: address.sin_port))
+        let arguments: [String] = switch input {
+        case .udp: ["udp://127.0.0.1:\(try Self.freePort())"]
+        case .hlsSilentOrigin: ["http://127.0.0.1:\(silentPort)/live.m3u8", "--allow-private-networks"]
+        case .fileSilentOrigin: ["http://127.0.0.1:\(silentPort)/clip.mp4", "--allow-private-networks"]
+        case .rtspSilentServer: ["rtsp://127.0.0.1:\(silentPort)/live"]
+        }
+        let output = sandbox.file("out.mp4")
+        let run = try LiveFilter.start(["run"] + arguments + ["-o", output.path, "-y"])
+        defer { run.send(SIGKILL) }  // only if the test stopped before the run exited
+        // Well into the open (the signal handlers are installed before it starts).
+        try await Task.sleep(for: .seconds(1.5))
+        #expect(run.isRunning, "the run ended before it was stopped")
+
+        let sent = ContinuousClock.now
+        run.send(SIGINT)
+        let result = await run.wait(timeout: .seconds(10))
+        let took = ContinuousClock.now - sent
+
+        #expect(!result.timedOut, "not exited 10 s after the signal: \(result.summary)")
+        #expect(took < .seconds(1), "exited \(took) after the signal")
+        #expect(result.status == ExitCode.interrupted.rawValue, "\(result.summary)")
+        #expect(result.stderrText.contains("stopped by signal \(SIGINT)"), "\(result.summary)")
+        #expect(!FileManager.default.fileExists(atPath: output.path), "an output was written")
+    }
 }
