@@ -18,6 +18,9 @@ import HLS
 ///
 /// Every file is an `AtomicFile` (hidden temporary name, renamed into place, mode 0644).
 ///
+/// This file cuts (packets into segments and parts, when each is complete); publishing the playlist
+/// and deleting what left it is `HLSWriter+Publishing.swift`; parts' bookkeeping `HLSWriter+Parts.swift`.
+///
 /// Life cycle (`OutputArtifact`), by playlist type:
 /// - VOD publishes nothing before `commit`: segments and the init segment wait under their
 ///   temporary names, and `commit` renames them and then writes the playlist (with EXT-X-ENDLIST).
@@ -49,9 +52,9 @@ public final class HLSWriter: PacketSink {
 
     private let muxer: Muxer
     private let sink: SegmentByteSink
-    private let folder: String
-    private let namePattern: NumberedFileName
-    private let initSegmentName: String?
+    let folder: String
+    let namePattern: NumberedFileName
+    let initSegmentName: String?
     private let overwrite: Bool
     private let clock: @Sendable () -> Date
     /// Event and live playlists publish segments as they are complete; VOD ones at `commit`.
@@ -70,7 +73,7 @@ public final class HLSWriter: PacketSink {
     public var onFilePublished: (@Sendable (String) -> Void)?
     /// A ladder's shared progress, for this playlist's EXT-X-RENDITION-REPORT tags (LL-HLS).
     public var renditionProgress: HLSRenditionProgress?
-    private var segmentStartTick: Int64 = 0
+    var segmentStartTick: Int64 = 0
     /// Event and live: the init segment, published at `begin`.
     private var publishedInitSegment: String?
 
@@ -94,7 +97,7 @@ public final class HLSWriter: PacketSink {
     private var discarded = false
     private var totalBytes: Int64 = 0
     // The open segment.
-    private var segmentOpen = false
+    var segmentOpen = false
     /// The open segment's span on the tick grid and what of it is written (nil before the first packet).
     private var progress: SegmentProgress?
     /// The open segment was closed after its last picture: the next cutting packet starts the next one.
@@ -103,12 +106,12 @@ public final class HLSWriter: PacketSink {
     /// into), so a segment can be closed after its last picture, before the next keyframe arrives.
     private var keyframesOnSchedule = false
     /// LL-HLS: ticks per part (nil without parts), the open segment's published parts, the open part.
-    private let partTicks: Int64?
-    private var openParts: [HLSPartRecord] = []
+    let partTicks: Int64?
+    var openParts: [HLSPartRecord] = []
     private var partStart: (time: Double, keyframe: Bool)?
     /// Segments whose part files are deleted (they left the playlist a while ago).
-    private var partsDeletedThrough = -1
-    private var segmentStart: Double?
+    var partsDeletedThrough = -1
+    var segmentStart: Double?
     private var segmentStartsWithKeyframe = false
     /// The schedule's segment the open segment belongs to.
     private var currentSegment: Int64 = 0
@@ -121,9 +124,9 @@ public final class HLSWriter: PacketSink {
     public var sourceDate: (@Sendable (Int64) -> Date?)?
     /// The last segment dated by the source: later ones without a date of their own follow it.
     private var sourceAnchor: (time: Double, date: Date)?
-    private var deletedThrough = -1
+    var deletedThrough = -1
     /// The number of the first segment written (a shard of a split job starts at its place in the whole).
-    private let firstSegmentNumber: Int
+    let firstSegmentNumber: Int
     /// The schedule's last segment, when known: an audio rendition ends with its video's segments.
     private let lastSegment: Int64?
     /// Every packet is written this much later (seconds, exact): see `timelineOffset(for:)`.
@@ -346,7 +349,7 @@ public final class HLSWriter: PacketSink {
         }
     }
 
-    // MARK: - Segments
+    // MARK: - Cutting
 
     /// The schedule's segment of a tick: media before zero (AAC priming) is in the first segment,
     /// media after `lastSegment` (an audio track's tail past the video) in the last.
@@ -357,7 +360,7 @@ public final class HLSWriter: PacketSink {
 
     /// A segment's EXT-X-PROGRAM-DATE-TIME: the source's clock for the picture at its first tick,
     /// else (or until the source has one) the wall clock at the first packet plus media time.
-    private func programDate(start: Double, tick: Int64) -> Date? {
+    func programDate(start: Double, tick: Int64) -> Date? {
         if let date = sourceDate?(tick) {
             sourceAnchor = (start, date)
             return date
@@ -504,77 +507,5 @@ public final class HLSWriter: PacketSink {
         }
         if options.playlistType == .live { deleteExpiredSegments() }
         if partTicks != nil { deleteOldParts() }
-    }
-
-    /// Part files go once their segment's parts have long left the playlist (which lists them for
-    /// about three target durations): a player still reading an old playlist finds them.
-    private func deleteOldParts() {
-        let keep = max(6, 3 * Int((Double(options.targetDuration) / options.segmentDuration).rounded(.up)) + 3)
-        while partsDeletedThrough + 1 < segments.count - keep {
-            partsDeletedThrough += 1
-            for part in segments[partsDeletedThrough].parts { unlink(folder + "/" + part.uri) }
-        }
-    }
-
-    /// Live: a segment leaves the playlist when `listSize` newer ones exist, and its file goes
-    /// `deleteGraceSegments` segments later, so a client that just read the old playlist can still fetch it.
-    private func deleteExpiredSegments() {
-        let firstListed = max(0, segments.count - options.listSize)
-        let deleteBefore = firstListed - options.graceSegments
-        while deletedThrough + 1 < deleteBefore {
-            deletedThrough += 1
-            unlink(folder + "/" + segments[deletedThrough].uri)
-        }
-    }
-
-    private func publishPlaylist(ended: Bool = false) throws(MediaError) {
-        if options.playlistType == .vod && !ended { return }
-        let listed = options.playlistType == .live ? Array(segments.suffix(options.listSize)) : segments
-        var playlist = MediaPlaylist(
-            targetDuration: options.targetDuration,
-            mediaSequence: listed.first?.sequence ?? firstSegmentNumber + segments.count,
-            playlistType: options.playlistType == .vod ? .vod : options.playlistType == .event ? .event : nil,
-            independentSegments: true,
-            map: initSegmentName.map { MediaInitializationSection(uri: $0) },
-            segments: listed.map { MediaSegment(duration: $0.duration, uri: $0.uri, programDateTime: $0.programDateTime) },
-            endList: ended)
-        if partTicks != nil, let partTarget = options.partDuration { addLowLatencyTags(to: &playlist, listed: listed, partTarget: partTarget) }
-        try AtomicFile.write(Array(playlist.render(durationDecimals: 3).utf8), to: playlistPath, displayPath: playlistPath)
-        onFilePublished?(playlistPath)
-    }
-
-    /// LL-HLS (rfc8216bis): the parts of the last segments and of the open one, the next part's
-    /// preload hint, what the server honours, and the other renditions' progress.
-    private func addLowLatencyTags(to playlist: inout MediaPlaylist, listed: [HLSSegmentRecord], partTarget: Double) {
-        playlist.partTarget = partTarget
-        // Three part targets of hold-back (the spec's SHOULD); delta updates may skip what is more
-        // than six target durations old (its minimum Skip Boundary).
-        playlist.serverControl = ServerControl(canSkipUntil: Double(6 * options.targetDuration), partHoldBack: 3 * partTarget,
-                                               canBlockReload: true)
-        let open = segmentOpen ? openParts : []
-        let end = (listed.last.map { $0.startTime + $0.duration } ?? segmentStart ?? 0) + open.reduce(0) { $0 + $1.duration }
-        // Parts are listed while they end within three target durations of the playlist's end (§6.2.2).
-        let horizon = end - 3 * Double(options.targetDuration) - 1e-6
-        for (i, record) in listed.enumerated() {
-            guard let first = record.parts.first, record.startTime + first.duration >= horizon else { continue }
-            playlist.segments[i].parts = record.parts.map(\.partialSegment)
-        }
-        let openSequence = firstSegmentNumber + segments.count
-        if !open.isEmpty {
-            playlist.segmentInProgress = SegmentInProgress(parts: open.map(\.partialSegment),
-                                                           programDateTime: segmentStart.map { programDate(start: $0, tick: segmentStartTick) } ?? nil)
-        }
-        let lastPart: (msn: Int, index: Int)? = !open.isEmpty ? (openSequence, open.count - 1)
-            : segments.last.flatMap { $0.parts.isEmpty ? nil : ($0.sequence, $0.parts.count - 1) }
-        if !playlist.endList {
-            // The next part: the open segment's next, or the first of the segment the next packet starts.
-            let next = Self.partName(segment: namePattern.name(openSequence), index: segmentOpen ? open.count : 0)
-            playlist.preloadHints = [PreloadHint(type: .part, uri: next)]
-        }
-        if let progress = renditionProgress {
-            let uri = (playlistPath as NSString).lastPathComponent
-            progress.record(uri, msn: lastPart?.msn ?? max(firstSegmentNumber, openSequence - 1), part: lastPart?.index)
-            playlist.renditionReports = progress.reports(excluding: uri)
-        }
     }
 }
