@@ -62,7 +62,7 @@ public enum ShardRunner {
                            progress: @escaping @Sendable (JobProgress) -> Void = { _ in }) async throws(ShardError) -> PartManifest {
         if case let .video(k) = task, !(0..<plan.shards.count).contains(k) { throw .noSuchShard(k, count: plan.shards.count) }
         if task == .audio, !plan.audio { throw .cannotSplit("the plan has no audio task: its output has no audio") }
-        try checkIdentity(plan: plan, configuration: configuration)
+        try await checkIdentity(plan: plan, configuration: configuration)
 
         let start = Date()
         let cpuStart = cpuSeconds()
@@ -197,7 +197,7 @@ public enum ShardRunner {
     }
 
     /// Refuses an input that is not the one the plan was made from.
-    static func checkIdentity(plan: ShardPlan, configuration: JobConfiguration) throws(ShardError) {
+    static func checkIdentity(plan: ShardPlan, configuration: JobConfiguration) async throws(ShardError) {
         let planned = plan.input
         if let path = ShardPlanner.localPath(configuration.input) {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else {
@@ -209,7 +209,8 @@ public enum ShardRunner {
             }
         }
         let index: [UInt8]
-        do { index = try Demuxer(url: configuration.input, options: configuration.inputOptions).indexFingerprint } catch { throw .media(error) }
+        // Opened on a thread of its own: a disk or a network read does not block the cooperative pool.
+        do { index = try await Demuxer.open(url: configuration.input, options: configuration.inputOptions).indexFingerprint } catch { throw .media(error) }
         let quick = ShardPlanner.quickHash(configuration, containerIndex: index)
         if quick != planned.quickHash {
             throw .inputChanged(configuration.input, reason: "its content differs from the plan's (index and ends hash \(quick), planned \(planned.quickHash))")
