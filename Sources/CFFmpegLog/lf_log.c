@@ -15,6 +15,9 @@ struct lf_log_sink {
     char ring[RING][LINE];
     char partial[LINE];
     unsigned head, tail;
+    /* Called (outside the lock) after a line is added: whoever reports them need not poll. */
+    lf_log_notify notify;
+    void *notify_context;
 };
 
 static lf_log_sink unowned;
@@ -29,6 +32,13 @@ static _Thread_local lf_log_sink *route = NULL;
 lf_log_sink *lf_log_sink_new(void) { return calloc(1, sizeof(lf_log_sink)); }
 
 void lf_log_sink_free(lf_log_sink *sink) { free(sink); }
+
+void lf_log_sink_set_notify(lf_log_sink *sink, lf_log_notify notify, void *context) {
+    pthread_mutex_lock(&mutex);
+    sink->notify = notify;
+    sink->notify_context = context;
+    pthread_mutex_unlock(&mutex);
+}
 
 lf_log_sink *lf_log_route(lf_log_sink *sink) {
     lf_log_sink *previous = route;
@@ -144,7 +154,10 @@ static void callback(void *avcl, int level, const char *fmt, va_list vl) {
     memcpy(sink->ring[sink->head % RING], line, n + 1);
     sink->head++;
     if (sink->head - sink->tail > RING) sink->tail = sink->head - RING;
+    lf_log_notify notify = sink->notify;
+    void *context = sink->notify_context;
     pthread_mutex_unlock(&mutex);
+    if (notify) notify(context);
 }
 
 void lf_log_capture(int verbose) {

@@ -19,9 +19,27 @@ public final class InputWarningLog: Sendable {
     /// FFmpeg's lines for this input, captured in C (`lf_log_route`); freed with this.
     nonisolated(unsafe) let sink: OpaquePointer?
 
-    public init() { sink = lf_log_sink_new() }
+    /// Yields (at most one waiting) whenever a line arrives, of either kind: `for await _ in
+    /// log.arrivals { log.drain() }` reports them as they come, without polling. One reader.
+    public let arrivals: AsyncStream<Void>
+    private let arrived: AsyncStream<Void>.Continuation
 
-    deinit { lf_log_sink_free(sink) }
+    public init() {
+        sink = lf_log_sink_new()
+        (arrivals, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        if let sink {
+            // Unretained: only a thread inside `routingFFmpegLines` (which holds this log) adds to the sink.
+            lf_log_sink_set_notify(sink, { context in
+                Unmanaged<InputWarningLog>.fromOpaque(context!).takeUnretainedValue().arrived.yield()
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+
+    deinit {
+        if let sink { lf_log_sink_set_notify(sink, nil, nil) }
+        arrived.finish()
+        lf_log_sink_free(sink)
+    }
 
     /// Adds one of livefilter's own lines.
     func add(_ line: String) {
@@ -29,6 +47,7 @@ public final class InputWarningLog: Sendable {
             if lines.count >= Self.capacity { lines.removeFirst(lines.count - Self.capacity + 1) }
             lines.append(line)
         }
+        arrived.yield()
     }
 
     /// The warnings since the last call: FFmpeg's lines, then livefilter's own, oldest first.

@@ -177,8 +177,8 @@ struct RunCommand: AsyncParsableCommand {
         let waitsForPublisher = Demuxer.waitsForPublisher(input, options: config.inputOptions)
         if waitsForPublisher { Terminal.line("livefilter: waiting for a publisher at \(input.redactingSecrets)") }
         let waitingWarnings = Task {
-            while waitsForPublisher, !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(500))
+            guard waitsForPublisher else { return }
+            for await _ in inputWarnings.arrivals {
                 for w in NetworkWarnings.drain(inputWarnings) { Terminal.warning(w) }
             }
         }

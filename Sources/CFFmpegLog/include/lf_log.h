@@ -9,6 +9,10 @@ void lf_log_capture(int verbose);
 /** Captured lines of one input (a run's): they wait here, not with other inputs'. */
 typedef struct lf_log_sink lf_log_sink;
 lf_log_sink *lf_log_sink_new(void);
+/** Called after a line is added to a sink, on the thread that logged it (outside the lock). */
+typedef void (*lf_log_notify)(void *context);
+/** `notify(context)` after each line added to `sink` (NULL: nothing); set before routing to it. */
+void lf_log_sink_set_notify(lf_log_sink *sink, lf_log_notify notify, void *context);
 /** Only once no thread routes to it any more. */
 void lf_log_sink_free(lf_log_sink *sink);
 
