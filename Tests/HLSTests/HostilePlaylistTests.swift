@@ -150,17 +150,9 @@ struct NetworkAccessTests {
     @Test("the address a request is sent to is checked again: a name that resolved to a public address at the check and to a private one at the connection is cut before the request")
     func connectedAddress() async throws {
         // A listener that never answers: the connection completes (the kernel's backlog), the request must not be sent.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (fd, port) = Loopback.port(listening: true)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        #expect(bound && listen(fd, 4) == 0)
-        let url = try #require(URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/x.m3u8"))
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/x.m3u8"))
         // `checked: false` skips the name's check, as a rebinding name would pass it: the connection's check remains.
         let fetcher = ResourceFetcher(ioTimeout: .seconds(5), maxRedirects: 0, access: NetworkAccess(localFiles: false, privateNetworks: false))
         let started = ContinuousClock.now

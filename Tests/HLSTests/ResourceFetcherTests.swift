@@ -15,17 +15,8 @@ struct ResourceFetcherTests {
         let process = Process()
         let port: Int
         init(folder: String) throws {
-            // The kernel picks the port: bind to 0, read it, close; the server binds it right after.
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-            }
-            port = Int(UInt16(bigEndian: address.sin_port))
-            close(fd)
+            // The kernel picks the port (bound, read, closed); the server binds it right after.
+            port = Loopback.port(listening: false).port
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", "-m", "http.server", "--bind", "127.0.0.1", "--directory", folder, "\(port)"]
             process.standardOutput = FileHandle.nullDevice

@@ -195,3 +195,21 @@ func parseMedia(_ text: String) throws -> MediaPlaylist {
     guard case let .media(playlist) = try PlaylistParser.parse(text) else { throw HLSTestError.notMedia }
     return playlist
 }
+
+enum Loopback {
+    /// A loopback TCP port, bound: listening, it takes connections (the kernel's backlog) and never
+    /// answers (an origin that hangs; close the descriptor when done); not, it is closed at once and
+    /// nothing listens there.
+    static func port(listening: Bool) -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        if listening { listen(fd, 16) } else { close(fd) }
+        return (listening ? fd : -1, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}
