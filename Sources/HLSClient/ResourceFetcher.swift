@@ -243,37 +243,53 @@ public final class ResourceFetcher: Sendable {
         }
     }
 
+    /// A local file, read by chunks on Dispatch's threads: a disk that stalls (a network mount)
+    /// holds one of those, not a thread of the cooperative pool.
     private func readFile(_ url: URL, range: ByteRange?, deliver: @Sendable (ByteBuffer) async throws -> Void) async throws(FetchError) -> URL {
         let path = url.isFileURL ? url.path : url.absoluteString
         // O_NONBLOCK: opening a FIFO does not wait for a writer; only a regular file is read (a FIFO
         // or a device could hold the read for ever, where no --io-timeout reaches).
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            throw FetchError(kind: code == ENOENT || code == ENOTDIR ? .notFound : .transport(String(cString: strerror(code))), url: path)
-        }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw FetchError(kind: .refused("not a regular file (a FIFO, a device or a folder is not read)"), url: path)
-        }
-        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-        var remaining = range?.length ?? Int.max
-        if let offset = range?.offset {
-            do { try handle.seek(toOffset: UInt64(offset)) } catch { throw FetchError(kind: .transport("cannot seek to \(offset)"), url: path) }
-        }
-        while remaining > 0 {
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: min(remaining, 256 * 1024)) } catch {
-                throw FetchError(kind: .transport("\(error.localizedDescription)"), url: path)
+        let opened: Result<Int32, FetchError> = await Self.blocking {
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code = errno
+                return .failure(FetchError(kind: code == ENOENT || code == ENOTDIR ? .notFound : .transport(String(cString: strerror(code))), url: path))
             }
-            guard let chunk, !chunk.isEmpty else { break }
-            remaining -= chunk.count
-            do { try await deliver(ByteBuffer(bytes: chunk)) } catch let error as FetchError { throw error } catch {
+            var info = stat()
+            guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                close(fd)
+                return .failure(FetchError(kind: .refused("not a regular file (a FIFO, a device or a folder is not read)"), url: path))
+            }
+            return .success(fd)
+        }
+        let fd = try opened.get()
+        defer { close(fd) }
+        var offset = range?.offset ?? 0
+        var remaining = range?.length ?? Int.max
+        while remaining > 0 {
+            let (start, wanted) = (offset, min(remaining, 256 * 1024))
+            let chunk: Result<[UInt8], FetchError> = await Self.blocking {
+                var bytes = [UInt8](repeating: 0, count: wanted)
+                let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, wanted, off_t(start)) }
+                guard n >= 0 else { return .failure(FetchError(kind: .transport(String(cString: strerror(errno))), url: path)) }
+                bytes.removeLast(wanted - n)
+                return .success(bytes)
+            }
+            let bytes = try chunk.get()
+            guard !bytes.isEmpty else { break }
+            (offset, remaining) = (offset + bytes.count, remaining - bytes.count)
+            do { try await deliver(ByteBuffer(bytes: bytes)) } catch let error as FetchError { throw error } catch {
                 throw FetchError(kind: .transport("\(error)"), url: path)
             }
         }
         if range != nil, remaining > 0 { throw FetchError(kind: .transport("the file ends before the byte range does"), url: path) }
         return url
+    }
+
+    /// `work` on one of Dispatch's threads (not the cooperative pool's), its result handed back.
+    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: work()) }
+        }
     }
 }

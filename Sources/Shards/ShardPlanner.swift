@@ -21,10 +21,13 @@ public enum ShardPlanner {
     ///   - warmup: seconds of pictures before each cut that the shard's encoder also encodes (and drops),
     ///     so its rate control reaches the cut in the state a single run's does. 4 s made the test
     ///     clips bit-identical to the single run; 2 s left them at ≥ 48 dB.
+    ///   - interrupt: its `stop()`, from any thread, ends the planning wherever it reads (the open,
+    ///     the packet scan, the first frame); made by the caller before it starts.
     public static func plan(configuration: JobConfiguration, arguments: [String], shards: ShardCount,
-                            workDirectory: String? = nil, warmup: Double = 4) throws(ShardError) -> ShardPlan {
+                            workDirectory: String? = nil, warmup: Double = 4,
+                            interrupt: InputInterrupt = InputInterrupt()) throws(ShardError) -> ShardPlan {
         let job: TranscodeJob
-        do { job = try TranscodeJob(configuration: configuration) } catch { throw .job(error) }
+        do { job = try TranscodeJob(configuration: configuration, interrupt: interrupt) } catch { throw .job(error) }
         let plan = job.plan
         let demuxer = job.demuxer
         if plan.input.isLive {
@@ -51,7 +54,8 @@ public enum ShardPlanner {
 
         // Presentation times relative to the container's start, as the decode stage gives them.
         let frameTimes = packets.compactMap(\.pts).map { $0 - containerStart }.sorted()
-        guard let firstTime = try firstFrameTime(configuration, containerStart: containerStart, rate: plan.timing.rate) else {
+        guard let firstTime = try firstFrameTime(configuration, containerStart: containerStart, rate: plan.timing.rate,
+                                                 interrupt: interrupt) else {
             throw .media(.noVideoFrames(configuration.input))
         }
         let keyframes = packets.filter { $0.isKeyframe && $0.pts != nil }
@@ -198,9 +202,10 @@ public enum ShardPlanner {
 
     /// The first decoded frame's time, relative to the container's start, as the decode stage
     /// computes it: output tick 0 of the whole job.
-    static func firstFrameTime(_ configuration: JobConfiguration, containerStart: Int64, rate: Rational) throws(ShardError) -> Int64? {
+    static func firstFrameTime(_ configuration: JobConfiguration, containerStart: Int64, rate: Rational,
+                               interrupt: InputInterrupt = InputInterrupt()) throws(ShardError) -> Int64? {
         do throws(MediaError) {
-            let demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions)
+            let demuxer = try Demuxer(url: configuration.input, options: configuration.inputOptions, interrupt: interrupt)
             let decoder = try Decoder(demuxer: demuxer, streamIndex: demuxer.video.index)
             let packet = Packet()
             let nominal = max(1, Int64((1 / rate.doubleValue / demuxer.video.timeBase.doubleValue).rounded()))

@@ -50,20 +50,41 @@ extension CommandFailure {
 enum Sharding {
     /// Writes the plan for a job given on this command line.
     static func makePlan(input: String, output: String, job: JobOptions, shards: ShardOptions, overwrite: Bool,
-                         planPath: String) throws -> ShardPlan {
+                         planPath: String, interrupt: InputInterrupt = InputInterrupt()) throws -> ShardPlan {
         guard let count = shards.count else { throw ValidationError("say how to split: --shards N or --shard-duration S") }
         var config = try job.configuration(input: input, output: output)
         config.overwrite = overwrite
         FFmpegLog.setLevel(.quiet)
         do {
             let plan = try ShardPlanner.plan(configuration: config, arguments: Array(CommandLine.arguments.dropFirst()),
-                                             shards: count, workDirectory: shards.workDir, warmup: shards.shardWarmup)
+                                             shards: count, workDirectory: shards.workDir, warmup: shards.shardWarmup,
+                                             interrupt: interrupt)
             try FileManager.default.createDirectory(atPath: plan.workDirectory, withIntermediateDirectories: true)
             try plan.write(to: planPath)
             return plan
         } catch let error as ShardError {
             throw CommandFailure(error)
         }
+    }
+
+    /// `makePlan` on a thread of its own (it opens, scans and decodes the input: blocking reads),
+    /// stopped by SIGINT or SIGTERM wherever it reads: exit 130 or 143, nothing written.
+    static func makePlanOffThePool(input: String, output: String, job: JobOptions, shards: ShardOptions, overwrite: Bool,
+                                   planPath: String) async throws -> ShardPlan {
+        let signals = StopSignals()
+        let interrupt = InputInterrupt()
+        struct Made: @unchecked Sendable { let result: Result<ShardPlan, any Error> }
+        let made: Made = await signals.cancelling {
+            await offThePool(onCancel: { interrupt.stop() }) {
+                Made(result: Result { try makePlan(input: input, output: output, job: job, shards: shards, overwrite: overwrite,
+                                                   planPath: planPath, interrupt: interrupt) })
+            }
+        }
+        if let sig = signals.signal {
+            Terminal.line("livefilter: stopped by signal \(sig) while planning; nothing was written")
+            throw ExitCode(sig == SIGTERM ? LiveFilterExit.terminated.rawValue : LiveFilterExit.interrupted.rawValue)
+        }
+        return try made.result.get()
     }
 
     /// The job's configuration as the plan's command line describes it, read in the plan's folder.
@@ -188,7 +209,8 @@ struct PlanCommand: AsyncParsableCommand {
 
     func run() async throws {
         logging.bootstrap()
-        let plan = try Sharding.makePlan(input: input, output: output, job: job, shards: shards, overwrite: overwrite, planPath: self.plan)
+        let plan = try await Sharding.makePlanOffThePool(input: input, output: output, job: job, shards: shards,
+                                                         overwrite: overwrite, planPath: self.plan)
         Sharding.describe(plan, planPath: self.plan)
     }
 }

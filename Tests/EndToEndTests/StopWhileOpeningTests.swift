@@ -43,10 +43,12 @@ extension EndToEnd.ChannelTests {
     /// answers, an RTSP server that never answers (each opened through its own `PacketSource`).
     enum Opening: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case udp, hlsSilentOrigin, fileSilentOrigin, rtspSilentServer
+        /// `livefilter plan` (a shard plan opens and scans its input) against a silent HTTP file.
+        case planSilentOrigin
         var testDescription: String { rawValue }
     }
 
-    @Test("run: SIGINT while the input opens (UDP, a silent HLS origin, a silent HTTP file, a silent RTSP server) stops it within 1 s",
+    @Test("run and plan: SIGINT while the input opens (UDP, a silent HLS origin, a silent HTTP file, a silent RTSP server; a plan's silent HTTP file) stops it within 1 s",
           .timeLimit(.minutes(1)), arguments: Opening.allCases)
     func stopWhileOpening(input: Opening) async throws {
         let sandbox = try Sandbox("stop-opening-\(input.rawValue)")
@@ -68,9 +70,12 @@ extension EndToEnd.ChannelTests {
         case .hlsSilentOrigin: ["http://127.0.0.1:\(silentPort)/live.m3u8", "--allow-private-networks"]
         case .fileSilentOrigin: ["http://127.0.0.1:\(silentPort)/clip.mp4", "--allow-private-networks"]
         case .rtspSilentServer: ["rtsp://127.0.0.1:\(silentPort)/live"]
+        case .planSilentOrigin: ["http://127.0.0.1:\(silentPort)/clip.mp4", "--allow-private-networks",
+                                 "--shards", "2", "--plan", sandbox.file("plan.json").path]
         }
         let output = sandbox.file("out.mp4")
-        let run = try LiveFilter.start(["run"] + arguments + ["-o", output.path, "-y"])
+        let command = input == .planSilentOrigin ? "plan" : "run"
+        let run = try LiveFilter.start([command] + arguments + ["-o", output.path, "-y"])
         defer { run.send(SIGKILL) }  // only if the test stopped before the run exited
         // Well into the open (the signal handlers are installed before it starts).
         try await Task.sleep(for: .seconds(1.5))
@@ -86,5 +91,6 @@ extension EndToEnd.ChannelTests {
         #expect(result.status == ExitCode.interrupted.rawValue, "\(result.summary)")
         #expect(result.stderrText.contains("stopped by signal \(SIGINT)"), "\(result.summary)")
         #expect(!FileManager.default.fileExists(atPath: output.path), "an output was written")
+        #expect(!FileManager.default.fileExists(atPath: sandbox.file("plan.json").path), "a plan was written")
     }
 }
