@@ -7,7 +7,7 @@ struct LibraryExportsTests {
     @Test func shardedJobsComeWithTheOneImport() {
         let count: ShardCount = .duration(60)
         #expect(count != .count(1))
-        _ = ShardPlanner.plan(configuration:arguments:shards:workDirectory:warmup:)
+        _ = ShardPlanner.plan(configuration:arguments:shards:workDirectory:warmup:interrupt:)
         _ = ShardRunner.run(plan:task:configuration:progress:)
         _ = ShardJoiner.join(plan:keepParts:)
     }
