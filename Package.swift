@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "CFFmpegLog", dependencies: ["CFFmpeg"]),
         // The only module that imports CFFmpeg: demux, decode, convert, encode, mux.
         .target(name: "MediaIO", dependencies: [
-            "CFFmpeg", "CFFmpegLog", "CSRT", "Filters", "HLS", "HLSClient", .product(name: "Logging", package: "swift-log"),
+            "CFFmpeg", "CFFmpegLog", "CSRT", "Filters", "HLS", "HLSClient", "Broadcast", .product(name: "Logging", package: "swift-log"),
         ]),
         // Our HLS client: playlists on time (RFC 8216 §6.3.4, blocking reload, LL-HLS parts), segment
         // bytes fetched with retries into a feed that MediaIO's demuxer reads. No FFmpeg.
@@ -98,7 +98,7 @@ let package = Package(
         .target(name: "CCPUFeatures"),
         // Tick clock and frame-pull loop joining a source, a chain and a sink.
         .target(name: "Pipeline", dependencies: [
-            "MediaIO", "Filters", "HLS",
+            "MediaIO", "Filters", "HLS", "Broadcast",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -148,12 +148,12 @@ let package = Package(
         .executableTarget(name: "livefilter-bench", dependencies: ["Filters", "FilterReferences", "MediaIO", "CFFmpeg"]),
         .testTarget(name: "FiltersTests", dependencies: ["Filters", "FilterReferences", "CFFmpeg"]),
         .testTarget(name: "PipelineTests", dependencies: [
-            "LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg",
+            "LiveFilter", "Pipeline", "Filters", "MediaIO", "Serving", "CFFmpeg", "Broadcast",
             // The HTTP side's hostile-client tests speak raw HTTP to HTTPService.
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", "HLS", .product(name: "Hummingbird", package: "hummingbird")]),
+        .testTarget(name: "EndToEndTests", dependencies: ["MediaIO", "Serving", "HLS", "Broadcast", .product(name: "Hummingbird", package: "hummingbird")]),
         .testTarget(name: "BroadcastTests", dependencies: ["Broadcast"]),
-        .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters"]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "HLSClient", "MediaIO", "Filters", "Broadcast"]),
     ]
 )
