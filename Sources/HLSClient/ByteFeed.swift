@@ -20,6 +20,11 @@ public struct FeedSegment: Sendable {
     public var restart: Bool
     /// The first bytes come from a part, not the start of a whole segment resource (LL-HLS).
     public var firstPart: Int?
+    /// The older ad markers written before the segment (`EXT-X-CUE-OUT`, `-CUE-OUT-CONT`, `-CUE-IN`).
+    public var cueMarkers: [CueMarker] = []
+    /// Every EXT-X-DATERANGE of the playlist as it was when the segment was taken from it: the
+    /// demuxer places each by its START-DATE against the segments' dates, and sees the updates.
+    public var dateRanges: [DateRange] = []
 }
 
 /// An initialization section's bytes and what identifies it (URI and range).

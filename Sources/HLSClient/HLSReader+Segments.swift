@@ -214,6 +214,8 @@ extension HLSReader {
         var header = FeedSegment(sequenceNumber: msn, discontinuitySequence: discontinuitySequence, uri: segment?.uri ?? "",
                                  duration: segment?.duration ?? 0, programDateTime: date, aes128: nil, initialization: nil,
                                  restart: state.restart, firstPart: firstPart)
+        header.cueMarkers = index.map { playlist.segments[$0].cueMarkers } ?? []
+        header.dateRanges = playlist.dateRanges
         if let previous = state.timeline, previous != discontinuitySequence { header.restart = true }
         if state.forceNewTimeline { header.discontinuitySequence = (state.timeline ?? discontinuitySequence) + 1_000_000 }
         if let key = keys.first(where: { $0.method != .none }) {

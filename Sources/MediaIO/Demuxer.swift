@@ -157,8 +157,10 @@ public final class Demuxer {
         } else {
             audio = nil
         }
-        // Drop packets of streams we never read, so the demuxer does not queue them.
-        for i in 0..<Int(opened.pointee.nb_streams) where i != video.index && i != audio?.index {
+        // Drop packets of streams we never read, so the demuxer does not queue them; SCTE-35
+        // sections are read (`takeCues`), never handed out as packets.
+        for i in 0..<Int(opened.pointee.nb_streams) where i != video.index && i != audio?.index
+            && !SpliceSectionReader.isSpliceStream(opened, i) {
             opened.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
         }
     }
@@ -180,6 +182,20 @@ public final class Demuxer {
         defer { lf_log_route(route) }
         return try source.read(into: packet, video: video.index, audio: audio?.index)
     }
+
+    /// The ad markers read since the last call, in the order they came: SCTE-35 sections of an
+    /// MPEG-TS PID (stream type 0x86), an HLS playlist's `EXT-X-DATERANGE` and `EXT-X-CUE-*` tags.
+    /// Each is delivered once (a tag repeated on every reload, a section repeated before its splice);
+    /// a DATERANGE that changes later comes again as an update (`SourceCue.isUpdate`).
+    ///
+    /// Call it after each `read`. The guarantee: a cue is returned no later than the call after the
+    /// `read` of the first video packet whose pts reaches its time, so a stage holding the pictures
+    /// it has read can act on the exact one. A playlist's cue comes with the first video packet of
+    /// the segment its time falls in (for a CUE tag: the segment it stands before); a TS section comes
+    /// where the multiplex carries it, usually seconds before its splice. One that came after its
+    /// picture (a section sent late, a DATERANGE added to a segment already read) is still
+    /// delivered, `isLate`.
+    public func takeCues() -> [SourceCue] { source.takeCues() }
 }
 
 extension Demuxer {

@@ -13,6 +13,8 @@ final class FileInput: PacketSource {
     private let interrupt: InputInterrupt
     /// For a network file: how long one packet may take to arrive (microseconds), else 0.
     private let packetDeadline: Int64
+    /// SCTE-35 sections of an MPEG-TS file (one run: no shift).
+    private var splices = SpliceSectionReader()
 
     var formatName: String { String(cString: context.pointee.iformat.pointee.name) }
     var duration: Double? {
@@ -52,9 +54,15 @@ final class FileInput: PacketSource {
             if code == lf_averror_eof() { return .endOfFile }
             try check(code, "reading \(url)")
             let index = packet.streamIndex
+            if index == video { splices.noteVideo(pts: packet.presentationTimestamp, shiftMicros: 0) }
             if index == video || index == audio { return .packet }
+            if SpliceSectionReader.isSpliceStream(context, index), let tb = context.pointee.streams[video]?.pointee.time_base {
+                splices.read(packet, videoTimeBase: tb, shiftMicros: 0)
+            }
         }
     }
+
+    func takeCues() -> [SourceCue] { splices.take() }
 
     /// Opens `url` with FFmpeg's own protocols and demuxers, streams probed. Nil when it is an HLS
     /// playlist (FFmpeg's `hls` demuxer is never used: our reader reads playlists).

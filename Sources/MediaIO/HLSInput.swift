@@ -31,6 +31,9 @@ final class HLSInput {
     /// Each segment's EXT-X-PROGRAM-DATE-TIME at its first video packet.
     let clock: SourceClock
     private var lastDatedSegment: Int?
+    /// Ad markers: the playlist's (DATERANGE, CUE tags) and the TS segments' SCTE-35 sections.
+    private var playlistCues = PlaylistCueReader()
+    private var splices = SpliceSectionReader()
 
     init(reader: HLSReader, maxPixels: Int, interrupt: UnsafeMutablePointer<lf_interrupt_state>) throws(MediaError) {
         self.reader = reader
@@ -158,6 +161,10 @@ final class HLSInput {
                 throw FFmpegError(code: lf_averror_exit(), operation: "reading \(reader.info.inputURL)")
             }
             try check(code, "reading \(reader.info.inputURL)")
+            if video >= 0, SpliceSectionReader.isSpliceStream(current, packet.streamIndex), let tb = first.pointee.streams[video]?.pointee.time_base {
+                splices.read(packet, videoTimeBase: tb, shiftMicros: stitcher.offset)
+                continue
+            }
             guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
             if current != first { stitcher.remap(packet, from: current, to: outer) }
             fillTimestamps(packet, stream: outer)
@@ -175,11 +182,18 @@ final class HLSInput {
                    segment.sequenceNumber != lastVideoSegment {
                     lastVideoSegment = segment.sequenceNumber
                     if !packet.isKeyframe { segmentsStartWithKeyframes = false }
+                    if let pts = packet.presentationTimestamp, let tb = first.pointee.streams[video]?.pointee.time_base {
+                        playlistCues.segmentStarts(segment, pts: pts, timeBase: Rational(tb))
+                    }
                 }
+                if outer == video { splices.noteVideo(pts: packet.presentationTimestamp, shiftMicros: stitcher.offset) }
             }
             return .packet
         }
     }
+
+    /// The ad markers read since the last call: the playlist's first, then the sections'.
+    func takeCues() -> [SourceCue] { playlistCues.take() + splices.take() }
 
     /// Where each stream's last packet ended (its time base): the next one's time when it has none.
     private var streamEnds: [Int: Int64] = [:]

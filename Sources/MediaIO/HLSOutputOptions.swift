@@ -40,11 +40,15 @@ public struct HLSOutputOptions: Sendable, Equatable {
     /// seconds (EXT-X-PART-INF:PART-TARGET), each its own file, the moment it is complete. Live and
     /// event playlists only: a VOD playlist is published whole at the end and ignores it (a warning).
     public var partDuration: Double?
+    /// The tags that mark the splices of the writer's `SpliceBoard` (`--ad-markers`; default
+    /// DATERANGE). Without a board, nothing is marked.
+    public var adMarkers: AdMarkerStyle
 
     public init(segmentDuration: Double = 4, playlistType: HLSPlaylistKind = .vod, listSize: Int = 6,
                 segmentType: HLSSegmentType = .ts, segmentNamePattern: String? = nil, initSegmentName: String? = nil,
-                deleteGraceSegments: Int? = nil, partDuration: Double? = nil) {
+                deleteGraceSegments: Int? = nil, partDuration: Double? = nil, adMarkers: AdMarkerStyle = .daterange) {
         self.partDuration = partDuration
+        self.adMarkers = adMarkers
         self.segmentDuration = segmentDuration
         self.playlistType = playlistType
         self.listSize = listSize

@@ -70,6 +70,9 @@ final class HLSPlaylistInput: PacketSource {
     var hlsStatistics: HLSInputStatistics? { HLSInputStatistics(main.reader.statistics.snapshot) }
     var refusal: MediaError? { main.refusal ?? audioRendition?.refusal }
 
+    /// The video playlist's markers (an audio rendition's repeat them, if it has any).
+    func takeCues() -> [SourceCue] { main.takeCues() }
+
     func markSegmentEnds(_ marks: Bool) {
         main.pausesAtSegmentEnds = marks && isLive && audioRendition == nil
     }

@@ -21,6 +21,11 @@ public struct HLSSegmentRecord: Sendable, Equatable {
     public var startTick: Int64 = 0
     /// LL-HLS: the segment's parts, in order (their bytes, concatenated, are the segment's).
     public var parts: [HLSPartRecord] = []
+    /// The older ad markers before the segment (written with `AdMarkerStyle.cue` or `.both`).
+    public var cueMarkers: [CueMarker] = []
+    /// The segment's date on the program clock even in a VOD playlist, which states it only when
+    /// it carries date ranges.
+    var clockDate: Date?
 }
 
 /// One LL-HLS part as published: its own file, a moof+mdat (fMP4) or TS packets, of one segment.

@@ -15,8 +15,8 @@ import Synchronization
 struct SegmentProgress {
     /// The tick of the segment's first packet.
     let firstTick: Int64
-    /// The first tick of the next segment in the schedule.
-    let endTick: Int64
+    /// The first tick of the next segment: the schedule's, or a splice's before it.
+    private(set) var endTick: Int64
     /// Ticks per part (LL-HLS), nil without parts. Parts are aligned to the segment's first tick.
     let partTicks: Int64?
     private(set) var packets: Int64 = 0
@@ -41,6 +41,10 @@ struct SegmentProgress {
         guard let part else { return true }
         return tick >= partEnd(containing: part.firstTick)
     }
+
+    /// A splice starts the next segment at `tick`, before the schedule's end (never at or before
+    /// the first tick: no segment is empty).
+    mutating func end(at tick: Int64) { endTick = max(firstTick + 1, min(endTick, tick)) }
 
     mutating func openPart(at tick: Int64) { part = (tick, 0, .min) }
     mutating func closePart() { part = nil }

@@ -23,19 +23,32 @@ extension HLSWriter {
             deletedThrough += 1
             unlink(folder + "/" + segments[deletedThrough].uri)
         }
+        forgetOldRanges(before: firstSegmentNumber + max(0, deleteBefore))
     }
 
     func publishPlaylist(ended: Bool = false) throws(MediaError) {
         if options.playlistType == .vod && !ended { return }
         let listed = options.playlistType == .live ? Array(segments.suffix(options.listSize)) : segments
+        let firstListed = listed.first?.sequence ?? firstSegmentNumber + segments.count
+        // LL-HLS shows a range with its segment's first part; otherwise with the segment.
+        let ranges = dateRanges(firstListed: firstListed, listedCount: listed.count, includingOpen: partTicks != nil && segmentOpen && !ended,
+                                windowStart: listed.first?.clockDate)
+        let cueTags = options.adMarkers.writesCueTags
+        // Every segment is dated where date ranges are written (a VOD playlist too): START-DATE needs the clock.
+        let dated = options.playlistType != .vod || !ranges.isEmpty
         var playlist = MediaPlaylist(
             targetDuration: options.targetDuration,
             mediaSequence: listed.first?.sequence ?? firstSegmentNumber + segments.count,
             playlistType: options.playlistType == .vod ? .vod : options.playlistType == .event ? .event : nil,
             independentSegments: true,
             map: initSegmentName.map { MediaInitializationSection(uri: $0) },
-            segments: listed.map { MediaSegment(duration: $0.duration, uri: $0.uri, programDateTime: $0.programDateTime) },
+            segments: listed.map { record in
+                var segment = MediaSegment(duration: record.duration, uri: record.uri, programDateTime: dated ? record.clockDate : nil)
+                if cueTags { segment.cueMarkers = record.cueMarkers }
+                return segment
+            },
             endList: ended)
+        playlist.dateRanges = ranges
         if partTicks != nil, let partTarget = options.partDuration { addLowLatencyTags(to: &playlist, listed: listed, partTarget: partTarget) }
         try AtomicFile.write(Array(playlist.render(durationDecimals: 3).utf8), to: playlistPath, displayPath: playlistPath)
         onFilePublished?(playlistPath)
@@ -47,8 +60,10 @@ extension HLSWriter {
         playlist.partTarget = partTarget
         // Three part targets of hold-back (the spec's SHOULD); delta updates may skip what is more
         // than six target durations old (its minimum Skip Boundary).
-        playlist.serverControl = ServerControl(canSkipUntil: Double(6 * options.targetDuration), partHoldBack: 3 * partTarget,
-                                               canBlockReload: true)
+        // Date ranges of skipped segments may be skipped too (`_HLS_skip=v2`) where the writer marks splices.
+        playlist.serverControl = ServerControl(canSkipUntil: Double(6 * options.targetDuration),
+                                               canSkipDateRanges: spliceBoard != nil && options.adMarkers.writesDateRanges,
+                                               partHoldBack: 3 * partTarget, canBlockReload: true)
         let open = segmentOpen ? openParts : []
         let end = (listed.last.map { $0.startTime + $0.duration } ?? segmentStart ?? 0) + open.reduce(0) { $0 + $1.duration }
         // Parts are listed while they end within three target durations of the playlist's end (§6.2.2).

@@ -42,7 +42,7 @@ public final class HLSWriter: PacketSink {
     /// Measured facts of every segment written, in order (including live segments already deleted).
     public private(set) var segments: [HLSSegmentRecord] = []
     /// Things that make the output less than ideal but not wrong, e.g. a keyframe arriving late.
-    public private(set) var warnings: [String] = []
+    public internal(set) var warnings: [String] = []
     /// RFC 6381 codecs of the streams, e.g. `avc1.64001e,mp4a.40.2` (known after `begin`, or
     /// after the first keyframe when the video has no extradata).
     public var codecsString: String { streams.compactMap(\.codec).joined(separator: ",") }
@@ -73,6 +73,16 @@ public final class HLSWriter: PacketSink {
     public var onFilePublished: (@Sendable (String) -> Void)?
     /// A ladder's shared progress, for this playlist's EXT-X-RENDITION-REPORT tags (LL-HLS).
     public var renditionProgress: HLSRenditionProgress?
+    /// The run's splices, shared by every writer of it (set before `begin`): each `.out`/`.in`
+    /// starts a segment (and a part) at its tick, and the playlist marks them (`options.adMarkers`).
+    /// See `HLSWriter+Splices.swift`.
+    public var spliceBoard: SpliceBoard?
+    /// Splices already placed (the board's serials), the ranges written, the break open for CUE tags.
+    var placedSplices = Set<Int>()
+    var writtenRanges: [WrittenRange] = []
+    var cueBreak: (start: Double, planned: Double?)?
+    /// The open segment's CUE tags, decided when it starts.
+    var openSegmentMarkers: [CueMarker] = []
     var segmentStartTick: Int64 = 0
     /// Event and live: the init segment, published at `begin`.
     private var publishedInitSegment: String?
@@ -92,7 +102,7 @@ public final class HLSWriter: PacketSink {
     /// puts each audio packet in the segment its time belongs to (the video encoder runs behind).
     private var held: [(packet: Packet, index: Int, timeBase: Rational, time: Double)] = []
     private var headerWritten = false
-    private var finished = false
+    var finished = false
     private var committed = false
     private var discarded = false
     private var totalBytes: Int64 = 0
@@ -291,6 +301,10 @@ public final class HLSWriter: PacketSink {
             }
             let tick = rescale(pts, from: timeBase.av, to: schedule.grid.timeBase.av)
             try cutIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
+            // A splice scheduled inside the open segment ends it there (the schedule bends).
+            if let open = progress, let splice = spliceBoard?.firstCut(after: open.firstTick, through: open.endTick - 1) {
+                progress?.end(at: splice)
+            }
             try cutPartIfNeeded(at: time, end: end, tick: tick, keyframe: packet.isKeyframe)
             progress?.note(tick: tick)
             mediaEnd = max(mediaEnd, end)
@@ -389,9 +403,14 @@ public final class HLSWriter: PacketSink {
             return
         }
         let segment = segmentOf(tick)
-        guard keyframe, segment > currentSegment, time > start else { return }
+        // A splice between the segment's start and this packet starts a segment too.
+        let splice = spliceBoard?.firstCut(after: segmentStartTick, through: tick)
+        guard keyframe, segment > currentSegment || splice != nil, time > start else { return }
+        if let splice, splice < tick, let cut = cutStream, streams[cut].isVideo {
+            warnings.append("no keyframe at the splice's tick \(splice): its segment starts \(tick - splice) ticks late; the encoder must force a keyframe there")
+        }
         let due = schedule.grid.seconds(ofTick: schedule.firstTick(ofSegment: currentSegment + 1))
-        if time > due + options.segmentDuration / 2 {
+        if segment > currentSegment, splice == nil, time > due + options.segmentDuration / 2 {
             warnings.append("no keyframe at \(HLSNumber.decimal(due, places: 3)) s: segment \(segments.count) was cut at "
                             + "\(HLSNumber.decimal(time, places: 3)) s; force keyframes every \(options.segmentDuration) s")
         }
@@ -412,6 +431,7 @@ public final class HLSWriter: PacketSink {
         progress = SegmentProgress(firstTick: tick, endTick: schedule.firstTick(ofSegment: currentSegment + 1), partTicks: partTicks)
         openParts = []
         partStart = nil
+        placeCuttingSplices(sequence: firstSegmentNumber + segments.count, start: time, tick: tick)
     }
 
     /// LL-HLS: closes the open part before a packet past its end, and opens one for the packet.
@@ -481,6 +501,8 @@ public final class HLSWriter: PacketSink {
     private func closeSegment(duration: Double) throws(MediaError) {
         if partStart != nil { try closePart(end: (segmentStart ?? 0) + duration, publishingPlaylist: false) }
         guard let file = sink.end() else { return }
+        // Where an MPEG-TS segment's bytes are final: a section inserter (SCTE-35 on its own PID,
+        // `pts_adjustment` rewritten for this timeline) would rewrite them here, before the commit.
         segmentOpen = false
         let sequence = firstSegmentNumber + segments.count
         let name = namePattern.name(sequence)
@@ -493,10 +515,13 @@ public final class HLSWriter: PacketSink {
         }
         totalBytes += Int64(bytes)
         let start = segmentStart ?? 0
-        let date = options.playlistType == .vod ? nil : programDate(start: start, tick: segmentStartTick)
+        // A VOD playlist states the dates only to place its date ranges.
+        let date = programDate(start: start, tick: segmentStartTick)
+        let markers = placeSplices(closing: sequence, start: start, date: date, endTick: (progress?.lastTick ?? segmentStartTick) + 1)
         segments.append(HLSSegmentRecord(sequence: sequence, uri: name, startTime: start, duration: max(0, duration),
-                                         bytes: bytes, startsWithKeyframe: segmentStartsWithKeyframe, programDateTime: date,
-                                         startTick: segmentStartTick, parts: openParts))
+                                         bytes: bytes, startsWithKeyframe: segmentStartsWithKeyframe,
+                                         programDateTime: options.playlistType == .vod ? nil : date,
+                                         startTick: segmentStartTick, parts: openParts, cueMarkers: markers, clockDate: date))
         openParts = []
         if duration.rounded() > Double(options.targetDuration) {
             warnings.append("segment \(sequence) lasts \(HLSNumber.decimal(duration, places: 3)) s, above the target duration \(options.targetDuration) s")

@@ -46,6 +46,8 @@ protocol PacketSource: AnyObject {
     /// See `Demuxer.reconnects`.
     var reconnects: Bool { get set }
     var reconnections: Int { get }
+    /// The ad markers read since the last call, in order (see `Demuxer.takeCues`).
+    func takeCues() -> [SourceCue]
 }
 
 extension PacketSource {
@@ -65,6 +67,7 @@ extension PacketSource {
         set {}
     }
     var reconnections: Int { 0 }
+    func takeCues() -> [SourceCue] { [] }
 }
 
 extension Demuxer {

@@ -32,6 +32,8 @@ final class StreamInput: PacketSource {
     private var waitingForSender = false
     /// An SRT listener's port, kept for the input's life (`SRTListener`); nil for other inputs.
     private let srt: SRTListener?
+    /// SCTE-35 sections (MPEG-TS over UDP or SRT), moved with the connection's packets.
+    private var splices = SpliceSectionReader()
 
     /// The schemes read this way.
     static func handles(_ url: String) -> Bool {
@@ -260,6 +262,8 @@ final class StreamInput: PacketSource {
         }
     }
 
+    func takeCues() -> [SourceCue] { splices.take() }
+
     /// The next packet of the video or audio stream, on the first connection's streams and one
     /// continuous timeline; false at the input's end (a connection that ended, unless `reconnects`).
     func read(into packet: Packet, video: Int, audio: Int?) throws(FFmpegError) -> Demuxer.ReadResult {
@@ -323,13 +327,20 @@ final class StreamInput: PacketSource {
                     if outer >= 0 { _ = stitcher.mapLate(inner, of: current, onto: outer) }
                 }
             }
+            if SpliceSectionReader.isSpliceStream(current, packet.streamIndex), let tb = first.pointee.streams[video]?.pointee.time_base {
+                splices.read(packet, videoTimeBase: tb, shiftMicros: stitcher.offset)
+                continue
+            }
             guard let outer = stitcher.streamMap[packet.streamIndex], outer == video || outer == audio else { continue }
             waitingForSender = false
             stitcher.remap(packet, from: current, to: outer)
             if let shift = stitcher.followClockJump(packet, stream: outer) {
                 warnings.add("\(url.forMessages): the timestamps jumped by \(String(format: "%.1f", Double(-shift) / 1e6)) s (the publisher restarted its clock): the timeline goes on")
             }
-            if outer == video { stitcher.noteTimeline(packet, stream: outer) }
+            if outer == video {
+                stitcher.noteTimeline(packet, stream: outer)
+                splices.noteVideo(pts: packet.presentationTimestamp, shiftMicros: stitcher.offset)
+            }
             return true
         }
     }
