@@ -57,7 +57,7 @@ enum PlayerPage {
           const v = document.getElementById('v');
           const out = document.getElementById('stats');
           window.livefilterStats = { frames: 0, currentTime: 0, error: null, retries: 0, chartSamples: 0, status: null,
-                                     hlsjs: null, latency: null, playingDate: null, errors: 0, fatalErrors: 0, errorLog: [], stalls: 0, stallLog: [] };
+                                     hlsjs: null, latency: null, playingDate: null, dateRanges: {}, errors: 0, fatalErrors: 0, errorLog: [], stalls: 0, stallLog: [] };
           const stats = window.livefilterStats;
           let hls = null, played = false;
           // The playlist may not exist yet (run --serve): retry every 2 s for a minute.
@@ -100,6 +100,18 @@ enum PlayerPage {
               if (data.type === Hls.ErrorTypes.MEDIA_ERROR) { hls.recoverMediaError(); return; }
               retry(() => { hls.loadSource(src); hls.startLoad(); });
             });
+            // The playlist's EXT-X-DATERANGEs as hls.js reads them (ad breaks, interstitials): the
+            // page lists them and a browser check compares them with the playlist's.
+            hls.on(Hls.Events.LEVEL_LOADED, (event, data) => {
+              const ranges = (data.details && data.details.dateRanges) || {};
+              for (const id of Object.keys(ranges)) {
+                const r = ranges[id], a = r.attr || {};
+                stats.dateRanges[id] = { id: r.id, class: r.class || null, valid: !!r.isValid,
+                  startDate: r.startDate ? r.startDate.toISOString() : null, startTime: Number.isFinite(r.startTime) ? r.startTime : null,
+                  duration: r.duration, plannedDuration: r.plannedDuration,
+                  scte35Out: a['SCTE35-OUT'] || null, scte35In: a['SCTE35-IN'] || null, scte35Cmd: a['SCTE35-CMD'] || null };
+              }
+            });
             hls.attachMedia(v);
             hls.loadSource(src);
           }
@@ -114,7 +126,8 @@ enum PlayerPage {
               stats.playingDate = date ? date.getTime() : null;
             }
             out.textContent = 'frames ' + frames + ' · time ' + v.currentTime.toFixed(2) + ' s · ' + v.videoWidth + 'x' + v.videoHeight +
-              (hls ? ' · hls.js ' + stats.hlsjs + ' · latency ' + (stats.latency == null ? '–' : stats.latency.toFixed(2) + ' s') : ' · native HLS');
+              (hls ? ' · hls.js ' + stats.hlsjs + ' · latency ' + (stats.latency == null ? '–' : stats.latency.toFixed(2) + ' s') : ' · native HLS') +
+              (Object.keys(stats.dateRanges).length ? ' · date ranges ' + Object.keys(stats.dateRanges).join(', ') : '');
             document.title = 'frames=' + frames + ' time=' + v.currentTime.toFixed(2);
             requestAnimationFrame(tick);
           }
