@@ -84,6 +84,9 @@ def make():
         ("signal-placement-start", cue(signal(100.0), descriptors=[segmentation(77, 0x34, duration=60.0)])),
         ("signal-placement-end", cue(signal(160.0), descriptors=[segmentation(77, 0x35)])),
         ("signal-program-start", cue(signal(5.0), descriptors=[segmentation(78, 0x10)])),
+        # Longer than one TS packet's 183 bytes after the pointer_field: spans packets on a SCTE-35 PID.
+        ("signal-long", cue(signal(200.0), descriptors=[segmentation(79 + i, 0x30 + 2 * i, duration=30.0, upid=bytes([0x61 + i]) * 70)
+                                                        for i in range(3)])),
     ]
     print(json.dumps([{"name": n, "hex": h} for n, h in sections]))
 
