@@ -101,9 +101,13 @@ extension MediaPlaylist {
     /// What stays is what the model carries outside the skipped segments: the header (EXT-X-MEDIA-SEQUENCE
     /// and EXT-X-DISCONTINUITY-SEQUENCE still count the skipped segments), the first EXT-X-MAP, and, as
     /// `render` writes a segment's keys and rate where they change, the EXT-X-KEY and EXT-X-BITRATE in
-    /// force at the first segment kept. With `.segmentsAndDateRanges` the update also says which date
-    /// ranges were removed lately (RECENTLY-REMOVED-DATERANGES, required then): none, as the model
-    /// carries no EXT-X-DATERANGE.
+    /// force at the first segment kept. The date ranges stay before the segment they stood before
+    /// (one before a skipped segment: before the first kept). With `.segmentsAndDateRanges` and the
+    /// server's CAN-SKIP-DATERANGES=YES, the ranges whose tags stood before skipped segments and whose
+    /// end is known are left out too: the client's copy, younger than half the Skip Boundary, has them
+    /// as they are (an open range may have changed since, so it is sent). Which ranges left the
+    /// playlist lately (RECENTLY-REMOVED-DATERANGES, required then) this model does not know: none
+    /// are named, and a client keeps a removed range until its next full reload.
     public func deltaUpdate(skipping skip: DeliveryDirectives.Skip) -> MediaPlaylist {
         guard !endList, self.skip == nil, let boundary = serverControl?.canSkipUntil else { return self }
         // Segments from the end whose durations reach the boundary are kept; the rest can go.
@@ -116,6 +120,14 @@ extension MediaPlaylist {
         guard skipped > 0 else { return self }
         var delta = self
         delta.segments.removeFirst(skipped)
+        let skipsRanges = skip == .segmentsAndDateRanges && serverControl?.canSkipDateRanges == true
+        delta.dateRanges = dateRanges.compactMap { range in
+            let ended = range.endDate != nil || range.duration != nil || range.endOnNext
+            if skipsRanges, range.position < skipped, ended { return nil }
+            var moved = range
+            moved.position = max(0, range.position - skipped)
+            return moved
+        }
         delta.skip = PlaylistSkip(skippedSegments: skipped,
                                   recentlyRemovedDateRanges: skip == .segmentsAndDateRanges ? [] : nil)
         if let version { delta.version = max(version, skip == .segmentsAndDateRanges ? 10 : 9) }

@@ -192,8 +192,17 @@ final class HLSInput {
         }
     }
 
+    /// One section in both the playlist (a DATERANGE's hex) and the segments' PID: the first delivered.
+    private var sectionsDelivered = CueLedger()
+
     /// The ad markers read since the last call: the playlist's first, then the sections'.
-    func takeCues() -> [SourceCue] { playlistCues.take() + splices.take() }
+    func takeCues() -> [SourceCue] {
+        (playlistCues.take() + splices.take()).filter { cue in
+            guard let section = cue.section else { return true }
+            let verdict = sectionsDelivered.note("\(SourceCue.id(of: section))|\(cue.kind)|\(section.spliceTime.map(String.init) ?? "now")", content: "")
+            return cue.isUpdate || verdict == .new
+        }
+    }
 
     /// Where each stream's last packet ended (its time base): the next one's time when it has none.
     private var streamEnds: [Int: Int64] = [:]

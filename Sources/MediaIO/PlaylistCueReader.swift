@@ -28,7 +28,9 @@ struct PlaylistCueReader {
         readCueTags(segment, pts: pts, timeBase: timeBase)
         guard !segment.dateRanges.isEmpty else { return }
         guard let date = segment.programDateTime else { rejected += segment.dateRanges.count; return }
-        let end = date.addingTimeInterval(segment.duration)
+        // Where the next segment's date takes over: a live origin's dates drift a little from the
+        // EXTINF sums, and a range between the two belongs to this segment (the last dated before it).
+        let end = date.addingTimeInterval(segment.duration + 0.05)
         func at(_ instant: Date) -> Int64 {
             pts + Int64((instant.timeIntervalSince(date) * Double(timeBase.denominator) / Double(timeBase.numerator)).rounded())
         }

@@ -82,7 +82,7 @@ enum SyntheticStream {
     /// Without `commit`, the writer is left mid-run: the encoder is not flushed, the last segment open.
     static func write(into writer: HLSWriter, seconds: Double, audio: Bool = true, profile: H264Profile? = nil,
                       preset: EncoderSpeedPreset = .ultrafast, lowDelay: Bool = false, commit: Bool = true,
-                      observe: () -> Void = {}, beforeVideoPacket: (Int64) -> Void = { _ in }) throws {
+                      observe: () -> Void = {}, beforeVideoPacket: (Int64) -> Void = { _ in }, keyframes: Set<Int> = []) throws {
         FFmpegLog.setLevel(.error)
         let frames = Int(seconds * Double(frameRate))
         let keyEvery = Int((writer.options.segmentDuration * Double(frameRate)).rounded())
@@ -133,7 +133,7 @@ enum SyntheticStream {
             paint(image, frame: i)
             let frame = try converter.convert(image)
             frame.presentationTimestamp = Int64(i)
-            if i % keyEvery == 0 { frame.requestKeyframe() }
+            if i % keyEvery == 0 || keyframes.contains(i) { frame.requestKeyframe() }
             try encoder.send(frame)
             try drain()
             try feedAudio(until: Double(i + 1) / Double(frameRate))
