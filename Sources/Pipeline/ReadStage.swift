@@ -16,6 +16,8 @@ final class ReadStage: @unchecked Sendable {
     private let newestVideoPts = Atomic<Int64>(.min)
     /// Live inputs: when each video packet arrived (for the segments' latency).
     let arrivals: ArrivalLog?
+    /// The source's ad markers and timed ranges, posted before the packet they came with is sent on.
+    let cues = CueInbox()
 
     /// - Parameter capacity: packets queued. A live input gets room for minutes, so the reader
     ///   keeps reading (and the live edge stays current) while the pipeline catches up.
@@ -54,6 +56,7 @@ final class ReadStage: @unchecked Sendable {
                 packets.fail(demuxer.inputRefusal ?? MediaError.processing(error))
                 return
             }
+            cues.post(demuxer.takeCues())
             if case .endOfFile = result { return }
             lastArrival.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             if packet.streamIndex == videoIndex, withVideo {

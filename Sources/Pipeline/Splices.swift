@@ -1,0 +1,90 @@
+import MediaIO
+import Synchronization
+
+/// The cues the read stage takes from the demuxer (`Demuxer.takeCues`), waiting for the tick stage.
+/// The read stage posts a packet's cues before it sends the packet on, so a cue is here before any
+/// picture it applies to can be shown.
+final class CueInbox: Sendable {
+    private let pending = Mutex<[SourceCue]>([])
+
+    func post(_ cues: [SourceCue]) {
+        guard !cues.isEmpty else { return }
+        pending.withLock { $0.append(contentsOf: cues) }
+    }
+
+    func take() -> [SourceCue] {
+        pending.withLock { cues in
+            defer { cues.removeAll() }
+            return cues
+        }
+    }
+}
+
+/// A splice as the run placed it: the report's record and the accuracy check's.
+public struct PlacedSplice: Sendable, Equatable, Codable {
+    public var id: String
+    /// "out", "in" or "command".
+    public var kind: String
+    /// The source time it asked for (seconds from the input's start), nil for "at once".
+    public var sourceSeconds: Double?
+    /// The output tick that shows it, and that tick's time.
+    public var tick: Int64
+    public var outputSeconds: Double
+    /// It arrived after its picture had gone by: placed on the next tick.
+    public var late: Bool
+    /// The source said "at once" (`splice_immediate_flag`): placed on the next tick.
+    public var immediate: Bool
+}
+
+/// Decides the output tick of each cue: the first tick that shows a new source picture at or after
+/// the cue's time (a quarter of a picture early still counts: a splice time rounded to the 90 kHz
+/// clock). A picture the tick grid does not show (a lower `--fps`) passes its splice to the next one
+/// shown, so a splice is at most one output picture late. A cue "at once", or one that arrived after
+/// its picture went by, is placed on the next tick.
+public struct SpliceTimer: Sendable {
+    /// The video stream's pts of relative time 0 (the decode stage's origin).
+    private let origin: Int64
+    private var waiting: [(relative: Int64?, cue: SourceCue)] = []
+    public private(set) var placed: [PlacedSplice] = []
+    private let secondsPerUnit: Double
+
+    /// - Parameters: origin: the video stream's pts of relative time 0; secondsPerUnit: its time base.
+    public init(origin: Int64, secondsPerUnit: Double) {
+        self.origin = origin
+        self.secondsPerUnit = secondsPerUnit
+    }
+
+    /// Takes new cues. An update of a range already placed (a DATERANGE given its END-DATE) changes
+    /// nothing here: the writer closes a break's range at its IN.
+    public mutating func take(_ cues: [SourceCue]) {
+        for cue in cues where !cue.isUpdate {
+            var relative: Int64?
+            if case let .at(pts) = cue.timing, !cue.isLate { relative = pts - origin }
+            waiting.append((relative, cue))
+        }
+        // The order a break's OUT and IN must keep, also when an IN's time came before its OUT's.
+        waiting.sort { ($0.relative ?? .min) < ($1.relative ?? .min) }
+    }
+
+    /// The cues this tick shows. `relativePts`: the source picture the tick shows (relative, in the
+    /// stream's time base), `duration` its length; `isNewFrame`: the tick shows it for the first time.
+    public mutating func due(tick: Int64, outputSeconds: Double, showing relativePts: Int64, duration: Int64, isNewFrame: Bool) -> [SourceCue] {
+        guard !waiting.isEmpty else { return [] }
+        let slack = max(0, duration / 4)
+        var due: [SourceCue] = []
+        waiting.removeAll { entry in
+            let now: Bool
+            if let relative = entry.relative { now = isNewFrame && relative - slack <= relativePts } else { now = true }
+            guard now else { return false }
+            due.append(entry.cue)
+            placed.append(PlacedSplice(id: entry.cue.id, kind: "\(entry.cue.kind)", sourceSeconds: entry.relative.map { Double($0) * secondsPerUnit },
+                                       tick: tick, outputSeconds: outputSeconds, late: entry.cue.isLate,
+                                       immediate: entry.cue.timing == .immediate))
+            return true
+        }
+        return due
+    }
+
+    /// Cues still waiting for their picture (the input ended first).
+    public var unplaced: Int { waiting.count }
+}
