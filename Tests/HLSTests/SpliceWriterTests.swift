@@ -31,17 +31,24 @@ struct SpliceWriterTests {
         return (board, out, into)
     }
 
+    /// `seconds` of SyntheticStream through a writer with the break's board, keyframes forced at its ticks.
+    static func write(_ folder: ScratchFolder, _ options: HLSOutputOptions, seconds: Double, audio: Bool = true,
+                      commit: Bool = true) throws -> (writer: HLSWriter, playlist: String, out: String, in: String) {
+        let playlistPath = folder.path + "/video.m3u8"
+        let writer = try HLSWriter(playlistPath: playlistPath, options: options, overwrite: false, clock: { Self.startDate })
+        let (board, out, into) = try Self.board()
+        writer.spliceBoard = board
+        try SyntheticStream.write(into: writer, seconds: seconds, audio: audio, lowDelay: options.partDuration != nil, commit: commit,
+                                  keyframes: [Int(Self.outTick), Int(Self.inTick)])
+        return (writer, playlistPath, out, into)
+    }
+
     @Test(arguments: [HLSSegmentType.ts, .fmp4])
     func aBreakCutsSegmentsAtItsTicksAndIsMarked(_ type: HLSSegmentType) throws {
         let folder = try ScratchFolder("splice-\(type)")
         defer { folder.remove() }
-        let playlistPath = folder.path + "/video.m3u8"
-        let writer = try HLSWriter(playlistPath: playlistPath,
-                                   options: HLSOutputOptions(segmentDuration: 2, playlistType: .vod, segmentType: type, adMarkers: .both),
-                                   overwrite: false, clock: { Self.startDate })
-        let (board, out, into) = try Self.board()
-        writer.spliceBoard = board
-        try SyntheticStream.write(into: writer, seconds: 10, keyframes: [Int(Self.outTick), Int(Self.inTick)])
+        let (writer, playlistPath, out, into) = try Self.write(folder, HLSOutputOptions(segmentDuration: 2, playlistType: .vod, segmentType: type,
+                                                                                        adMarkers: .both), seconds: 10)
         #expect(writer.warnings.isEmpty, "\(writer.warnings)")
 
         // The schedule bends: each splice splits one segment in two, the others stay on the grid.
@@ -105,12 +112,8 @@ struct SpliceWriterTests {
     func theStyleChoosesTheTags(_ style: AdMarkerStyle) throws {
         let folder = try ScratchFolder("splice-style-\(style)")
         defer { folder.remove() }
-        let playlistPath = folder.path + "/video.m3u8"
-        let writer = try HLSWriter(playlistPath: playlistPath,
-                                   options: HLSOutputOptions(segmentDuration: 2, playlistType: .vod, adMarkers: style),
-                                   overwrite: false, clock: { Self.startDate })
-        writer.spliceBoard = try Self.board().0
-        try SyntheticStream.write(into: writer, seconds: 10, audio: false, keyframes: [Int(Self.outTick), Int(Self.inTick)])
+        let (writer, playlistPath, _, _) = try Self.write(folder, HLSOutputOptions(segmentDuration: 2, playlistType: .vod, adMarkers: style),
+                                                          seconds: 10, audio: false)
         let text = try String(contentsOfFile: playlistPath, encoding: .utf8)
         #expect(text.contains("#EXT-X-DATERANGE") == (style == .daterange))
         #expect(text.contains("#EXT-X-CUE-OUT:4") == (style == .cue))
@@ -127,12 +130,8 @@ struct SpliceWriterTests {
     @Test func aLowLatencyBreakEndsAPartAtTheSpliceAndDeltasSkipItsRange() throws {
         let folder = try ScratchFolder("splice-ll")
         defer { folder.remove() }
-        let playlistPath = folder.path + "/video.m3u8"
-        let writer = try HLSWriter(playlistPath: playlistPath,
-                                   options: HLSOutputOptions(segmentDuration: 2, playlistType: .event, segmentType: .fmp4, partDuration: 0.5),
-                                   overwrite: false, clock: { Self.startDate })
-        writer.spliceBoard = try Self.board().0
-        try SyntheticStream.write(into: writer, seconds: 22, lowDelay: true, commit: false, keyframes: [Int(Self.outTick), Int(Self.inTick)])
+        let (writer, playlistPath, _, _) = try Self.write(folder, HLSOutputOptions(segmentDuration: 2, playlistType: .event, segmentType: .fmp4,
+                                                                                   partDuration: 0.5), seconds: 22, commit: false)
         #expect(writer.warnings.isEmpty, "\(writer.warnings)")
         let before = writer.segments[1], cut = writer.segments[2]
         #expect(before.parts.map(\.firstTick) == [60, 75, 90] && before.parts.last?.lastTick == 94)
