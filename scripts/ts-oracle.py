@@ -7,7 +7,7 @@ reading, stream type 0x86); the rest is a plain walk of the packets written from
     python3 scripts/ts-oracle.py FILE.ts   ->  {"cues": [{"hex", "pid", "pts_adjustment", "splice_time"}],
                                                  "placements": [{"pid", "next_video_pts", "next_video_random_access"}],
                                                  "cc_errors": [...], "pmts": [...distinct PMTs...], "pmt_count": n,
-                                                 "video_pes": n}
+                                                 "video_pes": n, "pes_stream_ids": {"pid": stream_id of its first PES}}
 
 A placement is a SCTE-35 section's first packet and the video PES that follows it; a continuity
 error is a packet with payload whose continuity_counter is not the last one + 1 (mod 16) on its PID.
@@ -46,7 +46,7 @@ def walk(path):
     data = open(path, "rb").read()
     pmt_pid, video, scte = None, set(), set()
     last_cc, cc_errors, pmts, pmt_count, video_pes = {}, [], [], 0, 0
-    waiting, placements = [], []
+    waiting, placements, stream_ids = [], [], {}
     for offset in range(0, len(data) - 187, 188):
         p = data[offset:offset + 188]
         if p[0] != 0x47:
@@ -92,6 +92,8 @@ def walk(path):
                 pmts.append(table)
         elif pid in scte:
             waiting.append(pid)
+        elif p[start:start + 3] == b"\x00\x00\x01" and pid not in video:
+            stream_ids.setdefault(str(pid), p[start + 3])
         elif pid in video and p[start:start + 3] == b"\x00\x00\x01":
             video_pes += 1
             pts = None
@@ -102,7 +104,8 @@ def walk(path):
             for scte_pid in waiting:
                 placements.append({"pid": scte_pid, "next_video_pts": pts, "next_video_random_access": random_access})
             waiting = []
-    return {"placements": placements, "cc_errors": cc_errors, "pmts": pmts, "pmt_count": pmt_count, "video_pes": video_pes}
+    return {"placements": placements, "cc_errors": cc_errors, "pmts": pmts, "pmt_count": pmt_count, "video_pes": video_pes,
+            "pes_stream_ids": stream_ids}
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ public enum TransportStreamError: Error, Sendable, Equatable, CustomStringConver
 /// for the next chunk): it learns the PMT's PID from the PAT, rewrites every PMT it passes (FFmpeg
 /// sends one at each segment's start, so every segment stays valid alone) to declare one more
 /// stream — stream_type 0x86 on a PID not in use, a `CUEI` registration descriptor in the program
-/// info (SCTE 35 §8.1) and a cue_identifier_descriptor (all commands) — and puts each queued
+/// info (SCTE 35 §8.1) and a cue_identifier_descriptor (all commands); with a timed ID3 stream, the
+/// metadata_pointer_descriptor FFmpeg leaves out — and puts each queued
 /// `splice_info_section` into packets of that PID (pointer_field, PUSI, stuffing 0xFF, its own
 /// continuity counter) in front of the video PES its placement names.
 ///
@@ -246,6 +247,13 @@ public struct TransportStreamRewriter: Sendable {
         if !table.programDescriptors.contains(where: { $0.tag == 0x05 && $0.body.starts(with: Self.cuei) }) {
             table.programDescriptors.insert(.init(tag: 0x05, body: Self.cuei), at: 0)
         }
+        // Timed ID3 (FFmpeg writes stream type 0x15 with its metadata_descriptor) also wants a
+        // metadata_pointer_descriptor in the program info (Apple's timed metadata spec), which FFmpeg 5.1 leaves out.
+        let id3 = table.streams.contains { $0.type == 0x15 && $0.descriptors.contains { $0.tag == 0x26 && $0.body.starts(with: Self.id3Formats) } }
+        if id3, !table.programDescriptors.contains(where: { $0.tag == 0x25 }) {
+            let number = [UInt8(table.programNumber >> 8), UInt8(table.programNumber & 0xFF)]
+            table.programDescriptors.append(.init(tag: 0x25, body: Self.id3Formats + [0x00, 0x1F] + number))
+        }
         videoPIDs = table.streams.filter { Self.videoTypes.contains($0.type) }.map(\.pid)
         let section = table.section
         guard start + section.count <= 188 else { throw .pmtOverflow(sectionBytes: section.count, room: 188 - start) }
@@ -267,6 +275,9 @@ public struct TransportStreamRewriter: Sendable {
 
     /// registration_descriptor's format_identifier for SCTE-35 ("CUEI", SCTE 35 §8.1).
     private static let cuei: [UInt8] = Array("CUEI".utf8)
+    /// metadata application format 0xFFFF and format 0xFF, both identified as "ID3 " (Apple's timed
+    /// metadata); a pointer descriptor follows them with service 0, no locator record, carriage flags 0.
+    private static let id3Formats: [UInt8] = [0xFF, 0xFF] + Array("ID3 ".utf8) + [0xFF] + Array("ID3 ".utf8)
     /// cue_identifier_descriptor (SCTE 35 §8.2), cue_stream_type 0x01: all commands.
     private static let cueIdentifier = ProgramMapTable.Descriptor(tag: 0x8A, body: [0x01])
     /// MPEG-1/2 video, MPEG-4 part 2, H.264 (and its SVC/MVC), HEVC, CAVS, Dirac, VC-1.

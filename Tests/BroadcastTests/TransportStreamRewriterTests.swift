@@ -20,6 +20,8 @@ struct TransportStreamRewriterTests {
         var pmts: [PMT]
         var pmt_count: Int
         var video_pes: Int
+        /// The stream_id of each non-video PID's first PES (decimal PID as the key).
+        var pes_stream_ids: [String: Int]
     }
     struct Probe: Decodable {
         struct Stream: Decodable { var index: Int; var codec_name: String?; var codec_type: String; var id: String }
@@ -198,6 +200,28 @@ struct TransportStreamRewriterTests {
         try Data(try rewriter.rewrite(input)).write(to: output)
         #expect(rewriter.scte35PID == 0x102)
         #expect(try Self.probe(output, ["-show_streams"]).streams?.contains { $0.codec_name == "scte_35" && $0.id == "0x102" } == true)
+    }
+
+    @Test("a program with timed ID3 (FFmpeg's stream copy): the metadata_pointer_descriptor Apple asks for is added; ffprobe reads every ID3 packet as before")
+    func timedID3() throws {
+        let folder = try ExternalTool.folder("ts-id3")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let id3 = folder.appendingPathComponent("id3.ts"), muxed = folder.appendingPathComponent("muxed.ts")
+        _ = try ExternalTool.run("python3", [ExternalTool.scripts.appendingPathComponent("timed-id3-oracle.py").path, "ts", id3.path])
+        try ExternalTool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", try Self.source(in: folder).path, "-i", id3.path,
+                                        "-map", "0:v", "-map", "1:d", "-c", "copy", "-f", "mpegts", muxed.path])
+        var rewriter = TransportStreamRewriter()
+        let output = folder.appendingPathComponent("out.ts")
+        try Data(try rewriter.rewrite(Array(try Data(contentsOf: muxed)))).write(to: output)
+        let walk = try Self.walk(output)
+        #expect(walk.pmts.count == 1)
+        // registration 'CUEI', then metadata_pointer_descriptor: 0xFFFF 'ID3 ', 0xFF 'ID3 ', service 0, flags 0x1F, program 1.
+        #expect(walk.pmts.first?.program_descriptors == "0504" + "43554549" + "250f" + "ffff49443320" + "ff49443320" + "00" + "1f" + "0001")
+        #expect(walk.cc_errors.isEmpty)
+        let before = try Self.probe(muxed, ["-show_packets", "-show_entries", "packet=stream_index,pts,dts,size,flags"]).packets
+        let after = try Self.probe(output, ["-show_packets", "-show_entries", "packet=stream_index,pts,dts,size,flags"]).packets
+        #expect(after == before && before?.contains { $0.stream_index == 1 } == true)
+        #expect(try Self.probe(output, ["-show_streams"]).streams?.map { $0.codec_name ?? "" } == ["h264", "timed_id3", "scte_35"])
     }
 
     @Test("bytes that are not TS, and a PMT with no room left: typed errors that say what to do")
