@@ -76,6 +76,14 @@ if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import threefive' 2>/d
         || echo "install-deps: could not install threefive; BroadcastTests will fail" >&2
 fi
 
+# The other oracles of Tests/BroadcastTests: mutagen (ID3 tags), pymp4 (MP4 boxes), emsg (emsg boxes).
+if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import mutagen, pymp4, emsg' 2>/dev/null; then
+    echo "install-deps: installing the mutagen, pymp4 and emsg Python packages"
+    python3 -m pip install --quiet 'mutagen==1.48.1' 'pymp4==1.4.0' 'emsg==0.0.4' 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages 'mutagen==1.48.1' 'pymp4==1.4.0' 'emsg==0.0.4' \
+        || echo "install-deps: could not install mutagen, pymp4 and emsg; BroadcastTests will fail" >&2
+fi
+
 # hls.js for the player page (Low-Latency HLS in the browser). Not fatal: without it the page plays
 # HLS natively and the LL browser test is skipped, and says so.
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]]; then
