@@ -31,13 +31,25 @@ public struct VariantStream: Sendable, Equatable {
     public var codecs: String?
     /// GROUP-ID of the EXT-X-MEDIA audio renditions this variant plays with (AUDIO=).
     public var audioGroup: String?
+    /// CLOSED-CAPTIONS= (rfc8216bis §4.4.6.2): the EXT-X-MEDIA closed-caption group carried in
+    /// this variant's video, or NONE; nil: the attribute is absent (the video may carry captions).
+    public var closedCaptions: ClosedCaptions?
     public var uri: String
+
+    /// The CLOSED-CAPTIONS attribute's value.
+    public enum ClosedCaptions: Sendable, Equatable {
+        /// A quoted GROUP-ID of EXT-X-MEDIA tags of TYPE=CLOSED-CAPTIONS.
+        case group(String)
+        /// The enumerated string NONE: no variant of the master carries closed captions.
+        case none
+    }
     /// Line of the EXT-X-STREAM-INF tag in the parsed text (0 when built in code).
     public var line: Int
 
     public init(bandwidth: Int, averageBandwidth: Int? = nil, resolution: Resolution? = nil, frameRate: Double? = nil,
-                codecs: String? = nil, audioGroup: String? = nil, uri: String, line: Int = 0) {
+                codecs: String? = nil, audioGroup: String? = nil, closedCaptions: ClosedCaptions? = nil, uri: String, line: Int = 0) {
         self.audioGroup = audioGroup
+        self.closedCaptions = closedCaptions
         self.bandwidth = bandwidth
         self.averageBandwidth = averageBandwidth
         self.resolution = resolution
@@ -49,9 +61,10 @@ public struct VariantStream: Sendable, Equatable {
 }
 
 /// One EXT-X-MEDIA tag (RFC 8216 §4.3.4.1): an alternative rendition, here an audio track that
-/// every variant of its group plays alongside its video.
+/// every variant of its group plays alongside its video, or a closed-caption service carried in
+/// the video itself (no URI; INSTREAM-ID names it).
 public struct AlternativeRendition: Sendable, Equatable {
-    public enum Kind: String, Sendable { case audio = "AUDIO", subtitles = "SUBTITLES" }
+    public enum Kind: String, Sendable { case audio = "AUDIO", subtitles = "SUBTITLES", closedCaptions = "CLOSED-CAPTIONS" }
     public var kind: Kind
     public var groupID: String
     public var name: String
@@ -60,13 +73,41 @@ public struct AlternativeRendition: Sendable, Equatable {
     public var autoselect: Bool
     /// Channel count (CHANNELS=), for audio.
     public var channels: Int?
+    /// INSTREAM-ID= of a closed-caption rendition: CC1–CC4 (CEA-608 channels) or SERVICE1–63 (CEA-708).
+    public var instreamID: String?
     public var uri: String
 
     public init(kind: Kind = .audio, groupID: String, name: String, language: String? = nil, isDefault: Bool = true,
-                autoselect: Bool = true, channels: Int? = nil, uri: String) {
+                autoselect: Bool = true, channels: Int? = nil, instreamID: String? = nil, uri: String) {
         (self.kind, self.groupID, self.name, self.language) = (kind, groupID, name, language)
         (self.isDefault, self.autoselect, self.channels, self.uri) = (isDefault, autoselect, channels, uri)
+        self.instreamID = instreamID
     }
+
+    /// A closed-caption service in the variants' video: `instreamID` CC1–CC4 or SERVICE1–63.
+    public static func closedCaptions(groupID: String, instreamID: String, isDefault: Bool) -> AlternativeRendition {
+        let name = instreamID.hasPrefix("CC") ? "CEA-608 \(instreamID)" : "CEA-708 \(instreamID)"
+        return AlternativeRendition(kind: .closedCaptions, groupID: groupID, name: name, isDefault: isDefault, autoselect: true,
+                                    instreamID: instreamID, uri: "")
+    }
+
+    /// Whether `id` is a valid INSTREAM-ID for closed captions (rfc8216bis §4.4.6.1).
+    public static func isValidInstreamID(_ id: String) -> Bool {
+        if ["CC1", "CC2", "CC3", "CC4"].contains(id) { return true }
+        guard id.hasPrefix("SERVICE"), let n = Int(id.dropFirst(7)), String(n) == id.dropFirst(7) else { return false }
+        return (1...63).contains(n)
+    }
+}
+
+/// What a master playlist says of closed captions in its variants' video, decided by the plan from
+/// what the input told: the services (EXT-X-MEDIA TYPE=CLOSED-CAPTIONS and CLOSED-CAPTIONS="cc" on
+/// every variant), none (CLOSED-CAPTIONS=NONE), or unknown (the attribute left out: a player then
+/// assumes there may be some, which is the truth for a live source not yet seen).
+public enum ClosedCaptionDeclaration: Sendable, Equatable {
+    case unknown
+    case none
+    /// INSTREAM-IDs, in order: CC1–CC4, SERVICE1–63.
+    case services([String])
 }
 
 /// A Master Playlist (RFC 8216 §4.3.4): the variants of one presentation.
@@ -96,6 +137,7 @@ public struct MasterPlaylist: Sendable, Equatable {
             attributes.append("DEFAULT=\(m.isDefault ? "YES" : "NO")")
             attributes.append("AUTOSELECT=\(m.autoselect ? "YES" : "NO")")
             if let channels = m.channels { attributes.append("CHANNELS=\"\(channels)\"") }
+            if let id = m.instreamID { attributes.append("INSTREAM-ID=\"\(id)\"") }
             if !m.uri.isEmpty { attributes.append("URI=\"\(m.uri)\"") }
             out += "#EXT-X-MEDIA:" + attributes.joined(separator: ",") + "\n"
         }
@@ -106,6 +148,11 @@ public struct MasterPlaylist: Sendable, Equatable {
             if let rate = v.frameRate { attributes.append("FRAME-RATE=\(HLSNumber.decimal(rate, places: 3))") }
             if let codecs = v.codecs { attributes.append("CODECS=\"\(codecs)\"") }
             if let group = v.audioGroup { attributes.append("AUDIO=\"\(group)\"") }
+            switch v.closedCaptions {
+            case let .group(id)?: attributes.append("CLOSED-CAPTIONS=\"\(id)\"")
+            case .none?: attributes.append("CLOSED-CAPTIONS=NONE")
+            case nil: break
+            }
             out += "#EXT-X-STREAM-INF:" + attributes.joined(separator: ",") + "\n"
             out += v.uri + "\n"
         }

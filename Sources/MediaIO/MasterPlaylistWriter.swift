@@ -44,11 +44,14 @@ public final class MasterPlaylistWriter: OutputArtifact {
     public var renditions: [HLSRendition] = []
     /// EXT-X-MEDIA renditions (a ladder's audio).
     public var media: [AlternativeRendition] = []
+    /// What the master says of closed captions in the renditions' video (the plan's decision).
+    public var closedCaptions: ClosedCaptionDeclaration = .unknown
     private var committed = false
 
     /// Checks the destination; creates nothing.
-    public init(path: String, overwrite: Bool, publishesDuringRun: Bool) throws(MediaError) {
+    public init(path: String, overwrite: Bool, publishesDuringRun: Bool, closedCaptions: ClosedCaptionDeclaration = .unknown) throws(MediaError) {
         try AtomicFile.checkDestination(path, overwrite: overwrite)
+        self.closedCaptions = closedCaptions
         self.path = path
         self.publishesDuringRun = publishesDuringRun
     }
@@ -56,13 +59,28 @@ public final class MasterPlaylistWriter: OutputArtifact {
     /// The playlist text: EXT-X-VERSION 1 (no attribute we use needs more: RFC 8216 §7 keeps
     /// EXT-X-MEDIA and AUDIO= compatible with version 1), EXT-X-INDEPENDENT-SEGMENTS
     /// (every rendition livefilter writes starts each segment with a keyframe), one EXT-X-STREAM-INF each.
-    /// A peak is a peak: BANDWIDTH is never below AVERAGE-BANDWIDTH.
-    public static func render(_ renditions: [HLSRendition], media: [AlternativeRendition] = []) -> String {
-        MasterPlaylist(version: 1, independentSegments: true, media: media, variants: renditions.map { r in
+    /// A peak is a peak: BANDWIDTH is never below AVERAGE-BANDWIDTH. Closed captions, when the
+    /// plan knows of services: one EXT-X-MEDIA each in group "cc" (the first the default) and
+    /// CLOSED-CAPTIONS="cc" on every variant (every rung carries the same captions); when it
+    /// knows there are none, CLOSED-CAPTIONS=NONE on every variant; else nothing (may have).
+    public static func render(_ renditions: [HLSRendition], media: [AlternativeRendition] = [],
+                              closedCaptions: ClosedCaptionDeclaration = .unknown) -> String {
+        var media = media
+        let captions: VariantStream.ClosedCaptions?
+        switch closedCaptions {
+        case let .services(ids) where !ids.isEmpty:
+            media += ids.enumerated().map { AlternativeRendition.closedCaptions(groupID: "cc", instreamID: $1, isDefault: $0 == 0) }
+            captions = .group("cc")
+        case .services, .none: captions = VariantStream.ClosedCaptions.none
+        case .unknown: captions = nil
+        }
+        // INSTREAM-ID="SERVICEn" (CEA-708) needs version 7 (RFC 8216 §7); nothing else we write needs more than 1.
+        let version = media.contains { $0.instreamID?.hasPrefix("SERVICE") == true } ? 7 : 1
+        return MasterPlaylist(version: version, independentSegments: true, media: media, variants: renditions.map { r in
             VariantStream(bandwidth: max(r.peakBitRate, r.averageBitRate), averageBandwidth: r.averageBitRate,
                           resolution: r.resolution.map { Resolution(width: $0.width, height: $0.height) },
                           frameRate: r.frameRate?.doubleValue, codecs: r.codecs.isEmpty ? nil : r.codecs,
-                          audioGroup: r.audioGroup, uri: r.uri)
+                          audioGroup: r.audioGroup, closedCaptions: captions, uri: r.uri)
         }).render()
     }
 
@@ -86,6 +104,6 @@ public final class MasterPlaylistWriter: OutputArtifact {
 
     private func write() throws(MediaError) {
         guard !renditions.isEmpty else { throw .invalidSettings("a master playlist needs at least one rendition") }
-        try AtomicFile.write(Array(Self.render(renditions, media: media).utf8), to: path, displayPath: path)
+        try AtomicFile.write(Array(Self.render(renditions, media: media, closedCaptions: closedCaptions).utf8), to: path, displayPath: path)
     }
 }

@@ -45,8 +45,10 @@ enum DecodedEvent: @unchecked Sendable {
     case frame(TimedFrame)
     /// `--overload adapt`: the picture at this time (relative, like a frame's) was shed, left out
     /// before or in the decoder. A tick that holds the picture before it then repeats it by the
-    /// overload's choice, not for a stalled input.
-    case leftOut(Int64)
+    /// overload's choice, not for a stalled input. `captions`: its A/53 caption bytes, read from
+    /// the packet's SEI (the decoder gives none for a picture it does not output), so they are
+    /// carried to the next picture shown, not lost.
+    case leftOut(Int64, captions: [UInt8])
     /// The input ended; the time is the end of its last frame.
     case end(MediaTime)
 }
@@ -78,8 +80,8 @@ final class DecodeStage: @unchecked Sendable {
     /// Pictures since the last non-reference one: while recent, the thinning is done here.
     private var picturesSinceNonReference = Int.max
     private var thinsHere = false
-    /// Times of pictures left out, sent on as `.leftOut` events after the packet's decision.
-    private var leftOutPending: [Int64] = []
+    /// Pictures left out (time, caption bytes), sent on as `.leftOut` events after the packet's decision.
+    private var leftOutPending: [(time: Int64, captions: [UInt8])] = []
     /// Pictures are being left out before or in the decoder (overload).
     private var leavesOutPictures = false
     private let mediaTimeBits = Atomic<UInt64>(0)
@@ -137,7 +139,7 @@ final class DecodeStage: @unchecked Sendable {
                 }
                 if let overload {
                     let decoded = decodes(packet, under: overload.effect)
-                    for time in leftOutPending { try frames.send(.leftOut(time)) }
+                    for picture in leftOutPending { try frames.send(.leftOut(picture.time, captions: picture.captions)) }
                     leftOutPending.removeAll()
                     if !decoded {
                         if let pts = packet.presentationTimestamp { held?.leftOut(pts) }
@@ -245,7 +247,7 @@ final class DecodeStage: @unchecked Sendable {
     private func recordLeftOut(_ packet: Packet) {
         notDecodedCount.add(1, ordering: .relaxed)
         guard let pts = packet.presentationTimestamp else { return }
-        leftOutPending.append(pts - origin)
+        leftOutPending.append((pts - origin, packet.h264CaptionData(lengthSize: decoder.h264LengthSize)))
     }
 
     /// The end of the newest frame decoded, relative to the start.

@@ -4,12 +4,13 @@ import MediaIO
 import Synchronization
 
 /// What the filter stage hands an encode stage.
+/// `ancillary` goes on the very frame the encoder is sent (its captions replace the decoder's).
 enum EncodeWork: @unchecked Sendable {
     /// Encode `frame` at `pts`; `remember` is the picture a later repeat shows again.
-    case picture(Frame, remember: Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
+    case picture(Frame, remember: Frame, pts: Int64, duration: Int64, keyframe: Bool = false, ancillary: Ancillary = .none)
     /// Show the remembered picture again (no filtering, no conversion). `cheap`: the encoder spends
     /// as little as it can on it (shed under overload; never for a keyframe).
-    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false)
+    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false, ancillary: Ancillary = .none)
     /// `--overload adapt`: encode with this x264 preset from the next keyframe on.
     case usePreset(EncoderSpeedPreset)
 }
@@ -103,7 +104,7 @@ final class EncodeStage: @unchecked Sendable {
         var lastDuration: Int64 = 1
         var remembered: Frame?
         var sent = 0
-        func encode(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool = false) throws {
+        func encode(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool = false, ancillary: Ancillary) throws {
             sent += 1
             // Fault injection (RELIABILITY.md): the failure path exercised for real.
             if let limit = spec?.failsAfter, sent > limit {
@@ -111,6 +112,9 @@ final class EncodeStage: @unchecked Sendable {
             }
             frame.presentationTimestamp = pts
             if keyframe { frame.requestKeyframe() }
+            // This picture's own captions (libx264 writes them as A/53 SEI): the decoder's on a
+            // passed-through picture are replaced, never sent twice; PNG ignores them.
+            if !ancillary.captions.isEmpty || frame.hasCaptionData { frame.setCaptionData(ancillary.captions) }
             if !constantRate { durations[pts] = duration }
             lastDuration = duration
             // Read at each picture: an overload step may have reopened it at a keyframe.
@@ -121,22 +125,25 @@ final class EncodeStage: @unchecked Sendable {
         preset = spec?.preset
         while let work = try input.receive() {
             switch work {
-            case .picture(_, _, _, _, true), .repeatLast(_, _, true, _):
+            case .picture(_, _, _, _, true, _), .repeatLast(_, _, true, _, _):
                 try changePresetIfAsked(durations: &durations, lastDuration: lastDuration)
             default: break
             }
             switch work {
             case let .usePreset(wanted):
                 wantedPreset = wanted
-            case let .picture(frame, remember, pts, duration, keyframe):
+            case let .picture(frame, remember, pts, duration, keyframe, ancillary):
                 remembered = remember
-                try encode(frame, pts: pts, duration: duration, keyframe: keyframe)
-            case let .repeatLast(pts, duration, keyframe, cheap):
+                // A reference of its own: the remembered picture (the same frame on some paths)
+                // keeps no caption bytes for a repeat to send again.
+                try encode(frame === remember ? frame.newReference() : frame, pts: pts, duration: duration, keyframe: keyframe,
+                           ancillary: ancillary)
+            case let .repeatLast(pts, duration, keyframe, cheap, ancillary):
                 guard let remembered else { continue }
                 let again = remembered.newReference()
                 again.clearPictureType()
                 if cheap, !keyframe { again.markAsCheapRepeat() }
-                try encode(again, pts: pts, duration: duration, keyframe: keyframe)
+                try encode(again, pts: pts, duration: duration, keyframe: keyframe, ancillary: ancillary)
             }
         }
         // A quick stop drains the encoder's look-ahead only until its deadline.
@@ -174,7 +181,7 @@ final class EncodeStage: @unchecked Sendable {
     private func discardAll() throws {
         while let work = try input.receive() {
             switch work {
-            case let .picture(_, _, pts, duration, _), let .repeatLast(pts, duration, _, _):
+            case let .picture(_, _, pts, duration, _, _), let .repeatLast(pts, duration, _, _, _):
                 encodedEnd = max(encodedEnd, pts + duration)
                 written.add(1, ordering: .relaxed)
             case .usePreset:

@@ -4,17 +4,28 @@ import Foundation
 import MediaIO
 import Synchronization
 
+/// What travels with one output picture besides its pixels, from the tick stage to every
+/// rendition's encoder (broadcast's ancillary data): the A/53 closed-caption bytes the caption
+/// pacer gave this picture. One value, so a per-picture mark (a splice) can join it.
+struct Ancillary: Sendable, Equatable {
+    /// `cc_data` triplets for this picture (empty: none; any the source picture had are removed).
+    var captions: [UInt8] = []
+
+    static let none = Ancillary()
+}
+
 /// What the tick stage asks of the filter stage: a picture to show at an output time, or the last
-/// picture again (a repeated tick is neither filtered nor converted again).
+/// picture again (a repeated tick is neither filtered nor converted again). Each carries the
+/// output picture's own ancillary data: a repeat never repeats the last picture's captions.
 enum FilterWork: @unchecked Sendable {
     /// `keyframe`: the encoder makes this picture a keyframe (the plan's `KeyframeRule`, applied
     /// by the tick stage).
-    case show(Frame, pts: Int64, duration: Int64, keyframe: Bool = false)
+    case show(Frame, pts: Int64, duration: Int64, keyframe: Bool = false, ancillary: Ancillary = .none)
     /// `cheap`: the encoders spend as little as they can on it (`EncodeWork.repeatLast`).
-    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false)
+    case repeatLast(pts: Int64, duration: Int64, keyframe: Bool = false, cheap: Bool = false, ancillary: Ancillary = .none)
     /// `--on-input-loss slate=FILE` while the input is lost: the slate as it is, each output's
     /// size, not through the chain (a mirror or a blur must not touch the words on it).
-    case slate(pts: Int64, duration: Int64, keyframe: Bool = false)
+    case slate(pts: Int64, duration: Int64, keyframe: Bool = false, ancillary: Ancillary = .none)
     /// `--overload adapt`: the encoders take this x264 preset from the next keyframe (the next
     /// item's, which the tick stage sends right after it). Passed on to every encode stage.
     case usePreset(EncoderSpeedPreset)
@@ -115,21 +126,24 @@ final class FilterStage: @unchecked Sendable {
 
     private func take(_ item: FilterWork) throws {
         switch item {
-        case let .show(frame, pts, duration, keyframe):
+        case let .show(frame, pts, duration, keyframe, ancillary):
             takeChainChange(at: pts)
-            try show(frame, pts: pts, duration: duration, keyframe: keyframe)
-        case let .repeatLast(pts, duration, keyframe, cheap):
+            try show(frame, pts: pts, duration: duration, keyframe: keyframe, ancillary: ancillary)
+        case let .repeatLast(pts, duration, keyframe, cheap, ancillary):
             let changed = takeChainChange(at: pts)
             if let frame = lastFrame, changed || chainVaries {
                 // The same input picture, filtered again: by the new chain, or at this tick's time.
-                try show(frame, pts: pts, duration: duration, keyframe: keyframe, reconvert: changed)
+                try show(frame, pts: pts, duration: duration, keyframe: keyframe, ancillary: ancillary, reconvert: changed)
                 return
             }
-            for output in outputs { try output.input.send(.repeatLast(pts: pts, duration: duration, keyframe: keyframe, cheap: cheap)) }
-        case let .slate(pts, duration, keyframe):
+            for output in outputs {
+                try output.input.send(.repeatLast(pts: pts, duration: duration, keyframe: keyframe, cheap: cheap, ancillary: ancillary))
+            }
+        case let .slate(pts, duration, keyframe, ancillary):
             takeChainChange(at: pts)
             for (output, slate) in zip(outputs, slates) {
-                try output.input.send(.picture(slate.newReference(), remember: slate, pts: pts, duration: duration, keyframe: keyframe))
+                try output.input.send(.picture(slate.newReference(), remember: slate, pts: pts, duration: duration, keyframe: keyframe,
+                                               ancillary: ancillary))
             }
         case let .usePreset(preset):
             for output in outputs { try output.input.send(.usePreset(preset)) }
@@ -172,7 +186,8 @@ final class FilterStage: @unchecked Sendable {
         return true
     }
 
-    private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, reconvert: Bool = true) throws {
+    /// Every rendition's picture gets the same `ancillary` (a ladder's rungs carry the same captions).
+    private func show(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, ancillary: Ancillary, reconvert: Bool = true) throws {
         // Fault injection for the overload tests: a chain too heavy for the machine, on any machine.
         if let ms = spec.slowPictureMilliseconds { usleep(ms * 1000) }
         if control != nil || chainVaries { lastFrame = frame }
@@ -183,7 +198,9 @@ final class FilterStage: @unchecked Sendable {
             // The decoder's picture type would force keyframes where the source had them.
             let input = frame.newReference()
             input.clearPictureType()
-            for output in outputs { try output.input.send(.picture(input, remember: input, pts: pts, duration: duration, keyframe: keyframe)) }
+            for output in outputs {
+                try output.input.send(.picture(input, remember: input, pts: pts, duration: duration, keyframe: keyframe, ancillary: ancillary))
+            }
             return
         }
         if path == .planar, let planar, planar.accepts(frame) {
@@ -193,14 +210,15 @@ final class FilterStage: @unchecked Sendable {
             let count = planarFrames.add(1, ordering: .relaxed).newValue
             if count % 8 == 1 { publishedPasses.withLock { $0 = planar.passes } }
             for (output, picture) in zip(outputs, pictures) {
-                try output.input.send(.picture(picture.newReference(), remember: picture, pts: pts, duration: duration, keyframe: keyframe))
+                try output.input.send(.picture(picture.newReference(), remember: picture, pts: pts, duration: duration, keyframe: keyframe,
+                                               ancillary: ancillary))
             }
             return
         }
-        try showRGB(frame, pts: pts, duration: duration, keyframe: keyframe, convert: reconvert)
+        try showRGB(frame, pts: pts, duration: duration, keyframe: keyframe, ancillary: ancillary, convert: reconvert)
     }
 
-    private func showRGB(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, convert: Bool) throws {
+    private func showRGB(_ frame: Frame, pts: Int64, duration: Int64, keyframe: Bool, ancillary: Ancillary, convert: Bool) throws {
         if rgb == nil { rgb = try makeRGB(chain) }
         guard let (filter, converters) = rgb else { return }
         took(.rgbChain, at: pts)
@@ -210,7 +228,8 @@ final class FilterStage: @unchecked Sendable {
         if count % 8 == 1 { publishedPasses.withLock { $0 = filter.passes } }
         for (output, converter) in zip(outputs, converters) {
             let converted = try working { try converter.convert(image) }
-            try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration, keyframe: keyframe))
+            try output.input.send(.picture(converted, remember: converted, pts: pts, duration: duration, keyframe: keyframe,
+                                           ancillary: ancillary))
         }
     }
 

@@ -74,6 +74,9 @@ public struct JobConfiguration: Sendable {
     public var inputLoss: InputLossPolicy = .end
     /// What a live run does when the machine cannot keep up (`--overload`; offline runs never shed).
     public var overload: OverloadPolicy = .adapt
+    /// What becomes of the closed captions (ATSC A/53: CEA-608/708) in the source's pictures
+    /// (`--captions`): kept through the chain, or removed.
+    public var captions: CaptionPolicy = .keep
     /// Labels on every metric this job records through swift-metrics (e.g. `["stream": "cam1"]`
     /// when one process runs several jobs). Empty for the CLI's one job.
     public var metricsLabels: [String: String] = [:]
@@ -90,6 +93,14 @@ public struct JobConfiguration: Sendable {
         self.output = output
         self.chain = chain
     }
+}
+
+/// What a run does with the source's closed captions (`--captions keep|drop`).
+public enum CaptionPolicy: String, Sendable, CaseIterable, Codable {
+    /// Every caption reaches the output, re-paced onto its pictures, none repeated or lost.
+    case keep
+    /// None does: for redaction jobs, which must remove what was said along with what was shown.
+    case drop
 }
 
 /// The part of a job's output one shard makes, on the whole job's timeline, and where it starts reading.
@@ -143,6 +154,9 @@ public struct JobProgress: Sendable {
     public var repeated = 0
     /// Pictures the decoder skipped to shed load (`--overload adapt`).
     public var picturesNotDecoded = 0
+    /// Closed-caption bytes (A/53 `cc_data`) so far: carried by the source's pictures, written
+    /// onto the output's, and triplets the pacer had no room for.
+    public var captions = CaptionCounts()
     /// Bytes written so far.
     public var bytes: Int64 = 0
     /// Wall time per pipeline stage so far.
@@ -242,6 +256,8 @@ public struct JobSummary: Sendable {
     public var inputLosses: [InputLoss] = []
     /// What `--overload adapt` shed (live runs with it; nil otherwise).
     public var overload: OverloadSummary?
+    /// The closed captions carried (`--captions`).
+    public var captions = CaptionCounts()
     /// A live input: when its newest pictures left the decoder, and how many came out before the
     /// decoder's reordering delay (`JobPlan.releasesHeldPictures`); nil for other inputs.
     public var decoding: LiveDecoding?
@@ -276,6 +292,22 @@ public struct JobSummary: Sendable {
     public var abandoned = false
 
     public var averageBitRate: Double { duration > 0 ? Double(bytes) * 8 / duration : 0 }
+}
+
+/// A run's closed-caption bytes (A/53 `cc_data` triplets, 3 bytes each).
+public struct CaptionCounts: Sendable, Equatable {
+    /// Bytes the source's pictures carried (shown or not), padding included.
+    public var bytesIn = 0
+    /// Bytes written onto the output's pictures (each rendition gets the same; counted once).
+    public var bytesOut = 0
+    /// Triplets dropped because more came than the output's pictures could carry for a minute.
+    public var tripletsDropped = 0
+    /// `--captions keep`.
+    public var kept = true
+
+    public init(bytesIn: Int = 0, bytesOut: Int = 0, tripletsDropped: Int = 0, kept: Bool = true) {
+        (self.bytesIn, self.bytesOut, self.tripletsDropped, self.kept) = (bytesIn, bytesOut, tripletsDropped, kept)
+    }
 }
 
 /// Why a job could not run or finish.

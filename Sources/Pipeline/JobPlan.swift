@@ -1,5 +1,6 @@
 import Filters
 import Foundation
+import HLS
 import MediaIO
 
 /// What the planner needs to know about an input: facts copied out of the demuxer, no handles.
@@ -19,6 +20,9 @@ public struct InputFacts: Sendable {
     public var audioStart: Int64
     /// A live HLS input's EXT-X-TARGETDURATION, when it could be read (the default stall timeout).
     public var targetDuration: Int?
+    /// The closed-caption services the input told of (an HLS master's CLOSED-CAPTIONS group, a
+    /// file's first pictures), that it has none, or unknown (a live source not yet seen).
+    public var captions: ClosedCaptionDeclaration = .unknown
 
     public init(url: String, video: VideoStreamInfo, audio: AudioStreamInfo?, isLive: Bool, duration: Double?,
                 videoBitRate: Int? = nil, videoStart: Int64 = 0, audioStart: Int64 = 0, targetDuration: Int? = nil) {
@@ -214,6 +218,8 @@ public struct JobPlan: Sendable {
     public let userChain: FilterChain
     /// Labels on every metric the run records.
     public let metricsLabels: [String: String]
+    /// The closed captions: kept (paced at the output's rate) or dropped, and what a master says.
+    public let captions: CaptionPlan
     /// What the plan noticed and overrode (a VOD playlist asked for LL-HLS parts).
     public let warnings: [String]
     /// The largest frame rate a stream may state and be believed: a stated rate above it is a
@@ -359,6 +365,10 @@ public struct JobPlan: Sendable {
         }
         userChain = configuration.chain
         metricsLabels = configuration.metricsLabels
+        // Dropped captions are declared absent; kept ones as the input told (unknown: not declared,
+        // since a player takes absence as "may have").
+        captions = CaptionPlan(keeps: configuration.captions == .keep, outputRate: timing.rate.doubleValue,
+                               declaration: configuration.captions == .drop ? .none : input.captions)
 
         // The stages' specs.
         let faults = configuration.faults
@@ -383,7 +393,7 @@ public struct JobPlan: Sendable {
         }
         tickSpec = TickSpec(timing: timing, realtime: configuration.realtime, keyframes: keyframes, fed: window?.fed,
                             tickWindow: tickWindow, seeks: window?.seekKeyframe != nil, maxDuration: configuration.maxDuration,
-                            live: liveSpec, input: configuration.input)
+                            live: liveSpec, input: configuration.input, captions: captions)
         let rule = VideoPathRule(video: video, color: color, renditions: renditions, imageSequence: container.isImageSequence,
                                  exactRGB: configuration.exactRGB, controlled: configuration.chainControl)
         var slate: String?
@@ -413,7 +423,7 @@ public struct JobPlan: Sendable {
         }
         var warnings: [String] = []
         outputSpec = Self.outputSpec(output: output, renditions: renditions, hasAudio: audio != .none, window: window,
-                                     configuration: configuration, warnings: &warnings)
+                                     captions: captions.declaration, configuration: configuration, warnings: &warnings)
         self.warnings = warnings
     }
 
@@ -434,7 +444,8 @@ public struct JobPlan: Sendable {
 
     /// Every path the run writes, and how.
     private static func outputSpec(output: OutputPlan, renditions: [RenditionPlan], hasAudio: Bool, window: RunWindow?,
-                                   configuration: JobConfiguration, warnings: inout [String]) -> OutputSpec {
+                                   captions: ClosedCaptionDeclaration, configuration: JobConfiguration,
+                                   warnings: inout [String]) -> OutputSpec {
         let kind: OutputSpec.Kind
         switch output {
         case let .file(path, container):
@@ -462,7 +473,8 @@ public struct JobPlan: Sendable {
             }
             kind = .hls(OutputSpec.HLS(options: options, schedule: schedule, partTicks: partTicks,
                                        playlists: renditions.map { $0.playlistPath ?? configuration.output },
-                                       masterPath: masterPath, audioPlaylist: audioPlaylist, firstSegment: window?.firstSegment ?? 0))
+                                       masterPath: masterPath, closedCaptions: captions, audioPlaylist: audioPlaylist,
+                                       firstSegment: window?.firstSegment ?? 0))
         case .discard:
             kind = .discard
         }

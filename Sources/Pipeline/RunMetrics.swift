@@ -21,6 +21,8 @@ final class RunMetrics: @unchecked Sendable {
     private let inputLost: Gauge
     private let overload: Gauge
     private let overloadChanges, ticksShed, presetChanges, notDecoded: Counter
+    /// Closed-caption bytes carried in and written out, triplets the pacer dropped.
+    private let captionBytesIn, captionBytesOut, captionTripletsDropped: Counter
     private var stageSeconds: [StageTimings.Stage: FloatingPointCounter] = [:]
     private var stageMs: [StageTimings.Stage: Gauge] = [:]
     private var filterSeconds: [String: FloatingPointCounter] = [:]
@@ -31,6 +33,7 @@ final class RunMetrics: @unchecked Sendable {
 
     private struct Totals {
         var framesIn = 0, framesOut = 0, ticks = 0, repeated = 0, dropped = 0, notDecoded = 0
+        var captionBytesIn = 0, captionBytesOut = 0, captionTripletsDropped = 0
         var bytes: Int64 = 0
         var stageNanoseconds: [StageTimings.Stage: UInt64] = [:]
         var filterNanoseconds: [String: UInt64] = [:]
@@ -61,6 +64,9 @@ final class RunMetrics: @unchecked Sendable {
         ticksShed = counter("livefilter_ticks_shed_total")
         presetChanges = counter("livefilter_encoder_preset_changes_total")
         notDecoded = counter("livefilter_pictures_not_decoded_total")
+        captionBytesIn = counter("livefilter_caption_bytes_in_total")
+        captionBytesOut = counter("livefilter_caption_bytes_out_total")
+        captionTripletsDropped = counter("livefilter_caption_triplets_dropped_total")
         finished.record(0)
         inputLost.record(0)
         overload.record(0)
@@ -78,6 +84,9 @@ final class RunMetrics: @unchecked Sendable {
         advance(repeated, &last.repeated, p.repeated)
         advance(dropped, &last.dropped, p.dropped)
         advance(notDecoded, &last.notDecoded, p.picturesNotDecoded)
+        advance(captionBytesIn, &last.captionBytesIn, p.captions.bytesIn)
+        advance(captionBytesOut, &last.captionBytesOut, p.captions.bytesOut)
+        advance(captionTripletsDropped, &last.captionTripletsDropped, p.captions.tripletsDropped)
         if p.bytes > last.bytes { bytes.increment(by: Int(p.bytes - last.bytes)); last.bytes = p.bytes }
         speed.record(p.speed)
         for stage in StageTimings.Stage.allCases {

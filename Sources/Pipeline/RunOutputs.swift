@@ -58,7 +58,8 @@ final class RunOutputs: @unchecked Sendable {
             hls = writers
             for (writer, _) in writers { writer.onFilePublished = spec.onFilePublished }
             master = try hlsSpec.masterPath.map { path throws(MediaError) in
-                try MasterPlaylistWriter(path: path, overwrite: overwrite, publishesDuringRun: options.playlistType != .vod)
+                try MasterPlaylistWriter(path: path, overwrite: overwrite, publishesDuringRun: options.playlistType != .vod,
+                                         closedCaptions: hlsSpec.closedCaptions)
             }
             // A ladder's audio rendition, every rung plays with it.
             if let path = hlsSpec.audioPlaylist {

@@ -55,6 +55,7 @@ final class RunProgress {
         summary.bytes = outputs.committedBytes
         summary.timings = timing.timings
         summary.filterPasses = filter.passes
+        summary.captions = ticks.captionCounts
         summary.wallTime = elapsed
         send(phase: summary.interrupted ? .interrupted : .finished, bytes: summary.bytes)
     }
@@ -79,6 +80,7 @@ final class RunProgress {
         p.dropped = plan.timing.isConstantRate ? max(0, decoded - (ticks.ticksShown - ticks.ticksRepeated) - 1 - ticks.ticksShed) : ticks.framesDropped
         if phase != .running, let stats = ticks.statistics { p.dropped = stats.droppedFrames; p.repeated = stats.repeatedTicks + ticks.ticksShed }
         p.picturesNotDecoded = decode.picturesNotDecoded
+        p.captions = ticks.captionCounts
         p.bytes = bytes
         p.timings = timing.timings
         p.filterPasses = filter.passes

@@ -1,5 +1,6 @@
 import Filters
 import Foundation
+import HLS
 import MediaIO
 
 // What each stage is told by the plan: a stage is built from its spec alone (and its channels),
@@ -71,7 +72,26 @@ public struct TickSpec: Sendable {
     public var live: LiveSpec?
     /// The input's URL, for messages.
     public var input: String
+    /// What happens to the pictures' A/53 closed captions.
+    public var captions: CaptionPlan
     public var isLive: Bool { live != nil }
+}
+
+/// What a run does with the ATSC A/53 closed captions (CEA-608/708) its source pictures carry,
+/// decided once: kept (re-paced onto the output's pictures, written back by the encoder) or dropped
+/// (`--captions drop`: a redaction job removes what was said), and what a master playlist says.
+public struct CaptionPlan: Sendable, Equatable {
+    /// `--captions keep`: every source picture's bytes reach the output, none twice.
+    public var keeps: Bool
+    /// Output pictures per second the bytes are paced onto: the tick rate, or with source
+    /// timestamps the source's nominal rate (each picture then carries its own bytes).
+    public var outputRate: Double
+    /// A master playlist's CLOSED-CAPTIONS: the services the input told of, none, or unknown.
+    public var declaration: ClosedCaptionDeclaration
+
+    public init(keeps: Bool, outputRate: Double, declaration: ClosedCaptionDeclaration) {
+        (self.keeps, self.outputRate, self.declaration) = (keeps, outputRate, declaration)
+    }
 }
 
 /// The rule the video path is decided by, with the plan's facts: the plan's own path, and a live
@@ -149,6 +169,8 @@ public struct OutputSpec: Sendable {
         /// Each rendition's media playlist, in the plan's order.
         public var playlists: [String]
         public var masterPath: String?
+        /// What the master says of closed captions (`CaptionPlan.declaration`).
+        public var closedCaptions: ClosedCaptionDeclaration
         /// A ladder's audio rendition (EXT-X-MEDIA): its media playlist beside the master.
         public var audioPlaylist: String?
         public var firstSegment: Int

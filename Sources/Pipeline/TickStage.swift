@@ -34,6 +34,13 @@ final class TickStage {
     let losses = InputLossState()
     /// Pictures the decoder shed, as their messages arrived.
     private let shed = ShedPictures()
+    /// Every source picture's caption bytes, re-paced onto the ticks' pictures.
+    let captions: CaptionCollector
+    /// The caption counts so far (atomics: read by progress on any thread).
+    var captionCounts: CaptionCounts {
+        CaptionCounts(bytesIn: captions.bytesIn, bytesOut: captions.bytesOut, tripletsDropped: captions.tripletsDropped,
+                      kept: spec.captions.keeps)
+    }
     /// `--on-input-loss slate=FILE`: the filter stage shows the slate while the input is lost.
     private var showsSlate: Bool { if case .slate = spec.live?.inputLoss { true } else { false } }
     /// The audio's output time at tick 0 (the first picture's input time): silence fills up to
@@ -50,6 +57,7 @@ final class TickStage {
         (self.spec, self.decode, self.reader, self.filter) = (spec, decode, reader, filter)
         (self.arrivals, self.audio, self.metrics, self.log) = (arrivals, audio, metrics, log)
         self.overload = overload
+        captions = CaptionCollector(plan: spec.captions)
     }
 
     /// Runs to the end; `tick` is called after every picture handed on (progress).
@@ -94,7 +102,8 @@ final class TickStage {
                 if showsSlate {
                     ticksRepeated += 1
                     previousTickWasNew = false
-                    try await filter.send(.slate(pts: t.index, duration: 1, keyframe: keyframe))
+                    try await filter.send(.slate(pts: t.index, duration: 1, keyframe: keyframe,
+                                                 ancillary: Ancillary(captions: captions.nextPicture(showing: nil))))
                     tick()
                     return
                 }
@@ -104,7 +113,9 @@ final class TickStage {
                 ticksShed += 1
                 ticksRepeated += 1
                 metrics.tickShed()
-                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: true))
+                // The shed picture's time is reached: its captions go on the repeat.
+                let ancillary = Ancillary(captions: captions.nextPicture(showing: t.payload.relativePts))
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: true, ancillary: ancillary))
                 tick()
                 return
             }
@@ -112,14 +123,16 @@ final class TickStage {
                 // The next picture was left out to shed load (counted as not decoded): a repeat
                 // by the overload's choice, not a stalled input.
                 ticksRepeated += 1
-                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: true))
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: true,
+                                                  ancillary: Ancillary(captions: captions.nextPicture(showing: nil))))
                 tick()
                 return
             }
             if t.isNewFrame {
                 arrivals?.shown(tick: t.index, framePts: t.payload.time.value + decode.origin)
                 previousTickWasNew = true
-                try await filter.send(.show(t.payload.frame, pts: t.index, duration: 1, keyframe: keyframe))
+                let ancillary = Ancillary(captions: captions.nextPicture(showing: t.payload.relativePts))
+                try await filter.send(.show(t.payload.frame, pts: t.index, duration: 1, keyframe: keyframe, ancillary: ancillary))
             } else {
                 if previousTickWasNew, spec.isLive {
                     metrics.inputStalled()
@@ -128,13 +141,14 @@ final class TickStage {
                 previousTickWasNew = false
                 ticksRepeated += 1
                 // Under overload a repeat costs the encoder as little as it can (skips).
-                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: (overload?.level ?? 0) > 0))
+                try await filter.send(.repeatLast(pts: t.index, duration: 1, keyframe: keyframe, cheap: (overload?.level ?? 0) > 0,
+                                                  ancillary: Ancillary(captions: captions.nextPicture(showing: nil))))
             }
             tick()
         }
         if let liveSpec = spec.live {
             let stallTimeout = liveSpec.lossTime
-            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout, shed: shed,
+            var live = LiveTickInput(decode: decode, reader: reader, stallTimeout: stallTimeout, shed: shed, captions: captions,
                                      losses: liveSpec.inputLoss.keepsChannelUp ? losses : nil) { [self] lost in
                 let at = Double(ticksShown) * period
                 if lost {
@@ -171,7 +185,7 @@ final class TickStage {
             stalledSeconds = live.stalledSeconds
             return
         }
-        var file = FileTickInput(decode: decode)
+        var file = FileTickInput(decode: decode, captions: captions)
         do {
             if spec.realtime {
                 statistics = try await loop.run(clock: ContinuousClock(), input: &file, window: spec.tickWindow,
@@ -189,20 +203,27 @@ final class TickStage {
     private func runTimestamps(tick: () -> Void) async throws {
         while !stopping() {
             guard let event = try await decode.frames.receive() else { break }
-            if case .leftOut = event { continue }
+            if case let .leftOut(time, bytes) = event {
+                captions.collect(bytes, at: time)
+                continue
+            }
             guard case let .frame(timed) = event else { break }
             let pts = timed.relativePts
             if let fed = spec.fed {
+                // A shard's pre-roll: its pictures (and captions) are the shard before's.
                 if pts < fed.lowerBound { prerollFrames += 1; continue }
                 if pts >= fed.upperBound { break }
                 if spec.seeks, lastOutputPts == .min, pts != fed.lowerBound {
                     throw MediaError.inputChanged(spec.input, reason: "the shard's first frame is at \(pts), not at its planned keyframe \(fed.lowerBound)")
                 }
             }
+            captions.collect(timed.frame.captionData, at: pts)
             guard pts > lastOutputPts else { framesDropped += 1; continue }
             lastOutputPts = pts
+            // Paced at the source's nominal rate: each picture its own bytes, unless some wait.
             try await filter.send(.show(timed.frame, pts: pts, duration: timed.duration,
-                                        keyframe: spec.keyframes.forces(at: pts, sourceKeyframe: timed.frame.isKeyframe)))
+                                        keyframe: spec.keyframes.forces(at: pts, sourceKeyframe: timed.frame.isKeyframe),
+                                        ancillary: Ancillary(captions: captions.nextPicture(showing: pts))))
             tick()
         }
     }
@@ -211,12 +232,18 @@ final class TickStage {
 /// A file or VOD input for the tick loop: `poll` suspends until the decode stage's next frame.
 struct FileTickInput: TickInput {
     let decode: DecodeStage
+    /// Every picture's caption bytes, collected here whether or not a tick shows it.
+    let captions: CaptionCollector
 
     mutating func poll() async throws -> TickInputEvent<TimedFrame> {
         while true {
             switch try await decode.frames.receive() {
-            case let .frame(f)?: return .frame(f, f.time)
-            case .leftOut?: continue
+            case let .frame(f)?:
+                captions.collect(f.frame.captionData, at: f.relativePts)
+                return .frame(f, f.time)
+            case let .leftOut(time, bytes)?:
+                captions.collect(bytes, at: time)
+                continue
             case let .end(t)?: return .end(t)
             case nil: return .end(.zero)
             }
@@ -249,10 +276,13 @@ struct LiveTickInput: TickInput {
 
     /// Where the decoder's `.leftOut` messages go.
     private let shed: ShedPictures
+    /// Every picture's caption bytes (shed ones' too), collected as its event arrives.
+    private let captions: CaptionCollector
 
-    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration, shed: ShedPictures = ShedPictures(), losses: InputLossState? = nil,
-         onLossChange: @escaping (Bool) -> Void = { _ in }) {
+    init(decode: DecodeStage, reader: ReadStage, stallTimeout: Duration, shed: ShedPictures = ShedPictures(),
+         captions: CaptionCollector, losses: InputLossState? = nil, onLossChange: @escaping (Bool) -> Void = { _ in }) {
         self.decode = decode
+        self.captions = captions
         self.reader = reader
         self.stallTimeout = stallTimeout
         self.shed = shed
@@ -263,8 +293,9 @@ struct LiveTickInput: TickInput {
     mutating func poll() throws -> TickInputEvent<TimedFrame> {
         var event = try decode.frames.tryReceive()
         // A shed picture's message is noted and the next event taken: the tick asks about it later.
-        while case let .some(.leftOut(time)?) = event {
+        while case let .some(.leftOut(time, bytes)?) = event {
             shed.record(time)
+            captions.collect(bytes, at: time)
             event = try decode.frames.tryReceive()
         }
         switch event {
@@ -272,8 +303,12 @@ struct LiveTickInput: TickInput {
             lastEnd = MediaTime(value: f.time.value + f.duration, numerator: f.time.numerator, denominator: f.time.denominator)
             if lost {
                 onLossChange(false)
+                // The input's timeline may start again: what waits from before goes out first.
+                captions.flushWaiting()
+                captions.collect(f.frame.captionData, at: f.relativePts)
                 return .resume(f, f.time)
             }
+            captions.collect(f.frame.captionData, at: f.relativePts)
             return .frame(f, f.time)
         case let .some(.end(t)?):
             return .end(t)

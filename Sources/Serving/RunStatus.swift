@@ -63,6 +63,9 @@ public final class RunStatus: Sendable {
                          "picturesNotDecoded": int("livefilter_pictures_not_decoded_total"),
                          "ticksShed": int("livefilter_ticks_shed_total"),
                          "encoderPresetChanges": int("livefilter_encoder_preset_changes_total")],
+            // Closed captions (A/53 cc_data): bytes the source's pictures carried and the output's got.
+            "captions": ["bytesIn": int("livefilter_caption_bytes_in_total"), "bytesOut": int("livefilter_caption_bytes_out_total"),
+                         "tripletsDropped": int("livefilter_caption_triplets_dropped_total")],
             "bytesWritten": int("livefilter_bytes_written_total"),
             "segmentsWritten": int("livefilter_segments_written_total"),
             "stagesMsPerFrame": byLabel("livefilter_stage_ms_per_frame", key: "stage"),

@@ -136,6 +136,9 @@ struct JobOptions: ParsableArguments {
                                valueName: "adapt|off"))
     var overload: OverloadPolicy = .adapt
 
+    @Option(help: ArgumentHelp("The closed captions in the source's pictures (ATSC A/53: CEA-608/708): keep (re-paced onto the output's pictures, written back by the encoder; a ladder's master declares them) or drop (none leave: for redaction jobs that must remove what was said).",
+                               valueName: "keep|drop"))
+    var captions: CaptionPolicy = .keep
 
     func validate() throws {
         if chain != nil && chainFile != nil { throw ValidationError("--chain and --chain-file cannot be used together") }
@@ -184,6 +187,7 @@ struct JobOptions: ParsableArguments {
         config.stallTimeout = (inputLossAfter ?? stallTimeout).map { .milliseconds(Int64($0 * 1000)) }
         config.inputLoss = onInputLoss
         config.overload = overload
+        config.captions = captions
         config.inputOptions.variant = variant
         config.inputOptions.liveStart = liveStart
         config.inputOptions.maxPixels = maxPixels
@@ -222,3 +226,5 @@ struct JobOptions: ParsableArguments {
         return .aac(AACSettings(bitRate: audioBitrate?.bitsPerSecond, sampleRate: audioRate, channels: audioChannels))
     }
 }
+
+extension CaptionPolicy: ExpressibleByArgument {}

@@ -50,6 +50,11 @@ enum SummaryPrinter {
         frames += ", \(s.framesDropped) dropped, \(s.framesRepeated) repeated"
         if s.decodeErrors > 0 { frames += ", \(s.decodeErrors) decode errors" }
         lines.append(frames)
+        if s.captions.bytesIn > 0 {
+            let c = s.captions
+            lines.append("captions    \(c.bytesIn) bytes in, \(c.bytesOut) out\(c.kept ? "" : " (--captions drop)")"
+                         + (c.tripletsDropped > 0 ? ", \(c.tripletsDropped) triplets dropped" : ""))
+        }
         lines.append("duration    " + String(format: "%.3f s", s.duration))
         lines.append("size        \(Format.bytes(s.bytes)), \(Format.bitRate(s.averageBitRate)) average")
         let speed = s.wallTime > 0 ? s.duration / s.wallTime : 0

@@ -45,6 +45,16 @@ struct RunReport: Encodable {
     /// A live input: pictures given up before the decoder's reordering delay, and when the newest
     /// pictures were decoded ([input timestamp s, Unix time s]), for latency measured from the origin.
     var liveDecoding: LiveDecodingReport?
+    /// Closed captions (A/53 `cc_data`, `--captions keep|drop`): bytes the source's pictures
+    /// carried, bytes written onto the output's, triplets the pacer had no room for.
+    var captions: CaptionReport
+
+    struct CaptionReport: Encodable {
+        var kept: Bool
+        var bytesIn: Int
+        var bytesOut: Int
+        var tripletsDropped: Int
+    }
 
     struct LiveDecodingReport: Encodable {
         var heldPicturesReleased: Int
@@ -182,6 +192,8 @@ struct RunReport: Encodable {
                            changes: $0.changes.map { .init(outputTime: $0.outputTime.rounded(to: 3), level: $0.level, steps: $0.steps, taken: $0.taken, reason: $0.reason) },
                            picturesNotDecoded: $0.picturesNotDecoded, ticksShed: $0.ticksShed, encoderPresetChanges: $0.encoderPresetChanges)
         }
+        captions = CaptionReport(kept: s.captions.kept, bytesIn: s.captions.bytesIn, bytesOut: s.captions.bytesOut,
+                                 tripletsDropped: s.captions.tripletsDropped)
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   caughtUpAfter: $0.caughtUpAfter?.secondsValue.rounded(to: 3),
