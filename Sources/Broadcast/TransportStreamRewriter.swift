@@ -41,7 +41,8 @@ public enum TransportStreamError: Error, Sendable, Equatable, CustomStringConver
 public struct TransportStreamRewriter: Sendable {
     /// Where a queued section goes.
     public enum Placement: Sendable, Equatable {
-        /// At the next packet boundary once the PMT declaring the PID has been written.
+        /// At the next packet boundary once the PMT declaring the PID has been written, never in
+        /// front of PSI/SI tables (a section queued between segments goes after the next one's PMT).
         case nextPacket
         /// Before the first packet of the next video PES.
         case nextVideoPES
@@ -135,12 +136,15 @@ public struct TransportStreamRewriter: Sendable {
         let hasPayload = control & 1 != 0 && payload < 188
         seen[Int(pid) >> 6] |= 1 << UInt64(pid & 63)
 
-        if scte35PID != nil { emit(where: { $0 == .nextPacket }, pts: nil, into: &out) }
+        // Not in front of the tables a segment starts with (SDT, PAT, PMT): a player that joins
+        // there must read the PMT before the PID means anything. After the PMT instead.
+        if scte35PID != nil, pid >= 0x20, pid != pmtPID { emit(where: { $0 == .nextPacket }, pts: nil, into: &out) }
         if pid == 0, unitStart, hasPayload {
             learnProgramAssociation(p, payload)
         } else if pid == pmtPID, hasPayload {
             guard unitStart else { throw .pmtSpansPackets }
             out += try programMap(p, payload)
+            emit(where: { $0 == .nextPacket }, pts: nil, into: &out)
             return
         } else if pid == scte35PID, adoptedPID, hasPayload {
             continuity = (p[3] & 0x0F + 1) & 0x0F

@@ -150,20 +150,26 @@ struct TransportStreamRewriterTests {
             try #require(try Self.probe(folder.appendingPathComponent(name), ["-show_packets", "-show_entries", "packet=stream_index,pts,dts,size,flags"])
                 .packets?.compactMap(\.pts).min())
         }
+        let sections = try Self.sections()
+        let out = try #require(sections["insert-out"]), null = try #require(sections["null"])
         var rewriter = TransportStreamRewriter()
-        rewriter.enqueue(try #require(Self.sections()["insert-out"]), at: .videoPES(ptsAtLeast: UInt64(firstPTS[1])), aligningSpliceTime: true)
+        rewriter.enqueue(out, at: .videoPES(ptsAtLeast: UInt64(firstPTS[1])), aligningSpliceTime: true)
         for name in names {
             let bytes = try rewriter.rewrite(Array(try Data(contentsOf: folder.appendingPathComponent(name))))
             #expect(rewriter.heldBytes == 0, "a segment ends on a packet boundary: nothing held into the next file")
             try Data(bytes).write(to: folder.appendingPathComponent("out-" + name))
+            // Queued between two segments: it goes after the next segment's PAT and PMT, where a player joining there reads it.
+            if name == names[0] { rewriter.enqueue(null, at: .nextPacket) }
         }
+        let aligned = out.adjusted(by: Int64(firstPTS[1]) - Int64(try #require(out.spliceTime)))
         for (index, name) in names.enumerated() {
             let url = folder.appendingPathComponent("out-" + name)
             let streams = try Self.probe(url, ["-show_streams"]).streams ?? []
             #expect(streams.contains { $0.codec_name == "scte_35" && $0.id == "0x1f4" }, "\(name) alone: \(streams)")
             let walk = try Self.walk(url)
             #expect(walk.cc_errors.isEmpty)
-            #expect(walk.cues.map(\.splice_time) == (index == 1 ? [UInt64(firstPTS[1])] : []), "\(name)")
+            #expect(walk.cues.map(\.hex) == (index == 1 ? [null.hex, aligned.hex] : []), "\(name)")
+            #expect(walk.cues.last?.splice_time == (index == 1 ? UInt64(firstPTS[1]) : nil))
         }
     }
 
