@@ -196,6 +196,29 @@ struct TransportStreamRewriterTests {
         #expect(walk.pmts.count == 1 && walk.pmts[0].streams.filter { $0.type == 0x86 }.count == 1)
     }
 
+    @Test("splices either side of the 33-bit PTS wrap (26.5 hours into a live run) land on their keyframes, re-timed on the wrapped clock")
+    func ptsWrap() throws {
+        let folder = try ExternalTool.folder("ts-wrap")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // 95441 s is 2.7 s before 2^33 ticks: the keyframes at 1 s and 2 s come before the wrap, the rest after.
+        let input = try Self.source(in: folder, extra: ["-output_ts_offset", "95441"])
+        let modulus = Int64(1) << 33
+        let keyframes = try (Self.probe(input, ["-show_packets", "-show_entries", "packet=stream_index,pts,dts,size,flags"]).packets ?? [])
+            .filter { $0.stream_index == 0 && $0.flags.hasPrefix("K") }.compactMap(\.pts).map { UInt64((Int64($0) % modulus + modulus) % modulus) }
+        try #require(keyframes.count == 6 && keyframes[1] > keyframes[2], "the wrap between the second and third keyframe: \(keyframes)")
+        let sections = try Self.sections()
+        let out = try #require(sections["insert-out"]), back = try #require(sections["insert-in"])
+        var rewriter = TransportStreamRewriter()
+        rewriter.enqueue(out, at: .videoPES(ptsAtLeast: keyframes[1]), aligningSpliceTime: true)
+        rewriter.enqueue(back, at: .videoPES(ptsAtLeast: keyframes[3]), aligningSpliceTime: true)
+        let output = folder.appendingPathComponent("out.ts")
+        try Data(try Self.rewrite(Array(try Data(contentsOf: input)), with: &rewriter)).write(to: output)
+        let walk = try Self.walk(output)
+        #expect(walk.placements.map(\.next_video_pts) == [keyframes[1], keyframes[3]])
+        #expect(walk.cues.map(\.splice_time) == [keyframes[1], keyframes[3]], "threefive: pts_time + pts_adjustment, mod 2^33")
+        #expect(walk.cc_errors.isEmpty)
+    }
+
     @Test("the preferred PID taken by a stream: the next free one")
     func pidInUse() throws {
         let folder = try ExternalTool.folder("ts-pid")
