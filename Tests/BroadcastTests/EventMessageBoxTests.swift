@@ -93,20 +93,20 @@ struct EventMessageBoxTests {
         #expect(try hashes(wholeURL) == hashes(plainURL))
     }
 
-    /// 3 s of x264 in fragmented MP4, a fragment a second, no styp and no trailer.
-    static func fragmented(_ url: URL, movflags: String) throws -> [UInt8] {
+    /// 3 s of x264 in fragmented MP4 (in.mp4 in `folder`), a fragment a second, no styp and no
+    /// trailer: its bytes and its top-level boxes as pymp4 reads them.
+    static func fragmented(in folder: URL, movflags: String) throws -> (url: URL, file: [UInt8], layout: [Box]) {
+        let url = folder.appendingPathComponent("in.mp4")
         try ExternalTool.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", "3",
                                         "-c:v", "libx264", "-g", "30", "-movflags", movflags, url.path])
-        return Array(try Data(contentsOf: url))
+        return (url, Array(try Data(contentsOf: url)), try ExternalTool.oracle("emsg-oracle.py", ["boxes", url.path], as: [Box].self))
     }
 
     @Test("fragments without styp (movflags frag_keyframe+empty_moov+default_base_moof, as livefilter's HLS writer): each fragment's emsg right before its moof")
     func inFragments() throws {
         let folder = try ExternalTool.folder("emsg-frag")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("in.mp4")
-        let file = try Self.fragmented(url, movflags: "frag_keyframe+empty_moov+default_base_moof+skip_trailer")
-        let layout = try ExternalTool.oracle("emsg-oracle.py", ["boxes", url.path], as: [Box].self)
+        let (url, file, layout) = try Self.fragmented(in: folder, movflags: "frag_keyframe+empty_moov+default_base_moof+skip_trailer")
         #expect(layout.map(\.type) == ["ftyp", "moov", "moof", "mdat", "moof", "mdat", "moof", "mdat"])
         // Each moof+mdat pair as the writer would hand one fragment over, an event in front of each.
         var out = Array(file[..<layout[2].offset])
@@ -128,9 +128,7 @@ struct EventMessageBoxTests {
     func absoluteOffsets() throws {
         let folder = try ExternalTool.folder("emsg-absolute")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let url = folder.appendingPathComponent("in.mp4")
-        let file = try Self.fragmented(url, movflags: "frag_keyframe+empty_moov+skip_trailer")
-        let layout = try ExternalTool.oracle("emsg-oracle.py", ["boxes", url.path], as: [Box].self)
+        let (_, file, layout) = try Self.fragmented(in: folder, movflags: "frag_keyframe+empty_moov+skip_trailer")
         let box = try Self.boxes()[0]
         #expect(throws: EventMessageBoxError.absoluteDataOffset) { try EventMessageBox.inserted([box], into: Array(file[layout[2].offset...])) }
     }
