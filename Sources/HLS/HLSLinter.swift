@@ -364,6 +364,7 @@ public struct HLSLinter: Sendable {
         var needs: [Need] = []
         var independent = false
         var pendingStreamInf: Int?
+        var captions = ClosedCaptionUse()
 
         for line in lines {
             switch line.kind {
@@ -389,6 +390,7 @@ public struct HLSLinter: Sendable {
                     }
                     checkVariant(attributes, name: String(name.dropFirst()), line: line.number, report: report)
                     if name == "#EXT-X-STREAM-INF" {
+                        captions.variants.append((attributes["CLOSED-CAPTIONS"], line.number))
                         pendingStreamInf = line.number
                     } else if let uri = attributes["URI"] {
                         referenced.append((uri.value, line.number))
@@ -400,7 +402,8 @@ public struct HLSLinter: Sendable {
                         report(line.number, "attribute-list", .error, "EXT-X-MEDIA has a malformed attribute list")
                         continue
                     }
-                    if let uri = attributes["URI"] { referenced.append((uri.value, line.number)) }
+                    if attributes["TYPE"]?.value == "CLOSED-CAPTIONS" { captions.media(attributes, line: line.number, report: report) }
+                    if let uri = attributes["URI"], attributes["TYPE"]?.value != "CLOSED-CAPTIONS" { referenced.append((uri.value, line.number)) }
                     if let id = attributes["INSTREAM-ID"], id.value.hasPrefix("SERVICE") {
                         needs.append((7, line.number, "a SERVICE INSTREAM-ID"))
                     }
@@ -421,6 +424,7 @@ public struct HLSLinter: Sendable {
         if let pending = pendingStreamInf {
             report(pending, "stream-inf-uri", .error, "EXT-X-STREAM-INF is not followed by a URI line")
         }
+        captions.finish(report: report)
         checkVersion(declared: declaredVersion, needs: needs, report: report)
         if profile == .livefilter, !independent {
             report(1, "independent-segments-missing", .error, "EXT-X-INDEPENDENT-SEGMENTS is missing")
@@ -458,6 +462,49 @@ public struct HLSLinter: Sendable {
             if !missing.isEmpty {
                 report(line, "stream-inf-incomplete", .warning, "EXT-X-STREAM-INF lacks \(missing.joined(separator: ", "))")
             }
+        }
+    }
+}
+
+/// A master's closed captions (rfc8216bis §4.4.6.1–2): each EXT-X-MEDIA TYPE=CLOSED-CAPTIONS has a
+/// valid INSTREAM-ID (CC1–CC4, SERVICE1–63), unique in its group, and no URI; a variant's
+/// CLOSED-CAPTIONS names a group that exists or is NONE, and NONE is on every variant or none.
+private struct ClosedCaptionUse {
+    var groups: [String: Set<String>] = [:]
+    var variants: [(attribute: HLSAttribute?, line: Int)] = []
+
+    mutating func media(_ a: [HLSAttribute], line: Int, report: (Int, String, LintSeverity, String) -> Void) {
+        if a["URI"] != nil { report(line, "closed-captions-uri", .error, "EXT-X-MEDIA TYPE=CLOSED-CAPTIONS must not have a URI: the captions are in the video") }
+        guard let group = a["GROUP-ID"]?.value else { return }
+        guard let id = a["INSTREAM-ID"], id.isQuoted, AlternativeRendition.isValidInstreamID(id.value) else {
+            report(line, "closed-captions-instream-id", .error,
+                   "EXT-X-MEDIA TYPE=CLOSED-CAPTIONS needs a quoted INSTREAM-ID of CC1–CC4 or SERVICE1–63, has \(a["INSTREAM-ID"]?.value ?? "none")")
+            groups[group, default: []] = groups[group] ?? []
+            return
+        }
+        if groups[group]?.contains(id.value) == true {
+            report(line, "closed-captions-instream-id", .error, "INSTREAM-ID \(id.value) appears twice in group \(group)")
+        }
+        groups[group, default: []].insert(id.value)
+    }
+
+    func finish(report: (Int, String, LintSeverity, String) -> Void) {
+        var none: [Int] = [], other: [Int] = []
+        for (attribute, line) in variants {
+            guard let attribute else { other.append(line); continue }
+            if attribute.isQuoted {
+                other.append(line)
+                if groups[attribute.value] == nil {
+                    report(line, "closed-captions-group", .error, "CLOSED-CAPTIONS=\"\(attribute.value)\" names no EXT-X-MEDIA TYPE=CLOSED-CAPTIONS group")
+                }
+            } else if attribute.value == "NONE" {
+                none.append(line)
+            } else {
+                report(line, "closed-captions-group", .error, "CLOSED-CAPTIONS must be a quoted GROUP-ID or NONE, is \(attribute.value)")
+            }
+        }
+        if !none.isEmpty, let first = other.first {
+            report(first, "closed-captions-none", .error, "CLOSED-CAPTIONS=NONE on some variants (line \(none[0])) must be on every EXT-X-STREAM-INF")
         }
     }
 }

@@ -150,7 +150,7 @@ public enum PlaylistParser {
                     }
                     pending = (attributes, line.number)
                 case "#EXT-X-MEDIA":
-                    // Audio and subtitle renditions; VIDEO and CLOSED-CAPTIONS are not modelled.
+                    // Audio, subtitle and closed-caption renditions; VIDEO is not modelled.
                     guard let a = HLSAttributeList.parse(value ?? "") else {
                         throw PlaylistParseError(line: line.number, message: "EXT-X-MEDIA has a malformed attribute list")
                     }
@@ -162,6 +162,7 @@ public enum PlaylistParser {
                         kind: kind, groupID: group.value, name: name.value, language: a["LANGUAGE"].flatMap { $0.isQuoted ? $0.value : nil },
                         isDefault: a["DEFAULT"]?.value == "YES", autoselect: a["AUTOSELECT"]?.value == "YES",
                         channels: a["CHANNELS"].flatMap { PlaylistNumber.integer($0.value.split(separator: "/").first ?? "") },
+                        instreamID: a["INSTREAM-ID"].flatMap { $0.isQuoted ? $0.value : nil },
                         uri: a["URI"].flatMap { $0.isQuoted ? $0.value : nil } ?? ""))
                 default: break
                 }
@@ -175,7 +176,9 @@ public enum PlaylistParser {
                     bandwidth: bandwidth, averageBandwidth: a["AVERAGE-BANDWIDTH"].flatMap { PlaylistNumber.integer($0.value) },
                     resolution: a["RESOLUTION"].flatMap { Resolution(parsing: $0.value) },
                     frameRate: a["FRAME-RATE"].flatMap { Double($0.value) }.flatMap { $0.isFinite && $0 > 0 && $0 <= 1_000 ? $0 : nil }, codecs: a["CODECS"]?.value,
-                    audioGroup: a["AUDIO"].flatMap { $0.isQuoted ? $0.value : nil }, uri: uri, line: info.line))
+                    audioGroup: a["AUDIO"].flatMap { $0.isQuoted ? $0.value : nil },
+                    closedCaptions: a["CLOSED-CAPTIONS"].flatMap { $0.isQuoted ? .group($0.value) : $0.value == "NONE" ? VariantStream.ClosedCaptions.none : nil },
+                    uri: uri, line: info.line))
                 pending = nil
             case .comment, .blank:
                 break

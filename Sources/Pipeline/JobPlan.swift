@@ -1,3 +1,4 @@
+import Broadcast
 import Filters
 import Foundation
 import HLS
@@ -40,6 +41,34 @@ public struct InputFacts: Sendable {
                   videoStart: demuxer.start(inTimeBase: demuxer.video.timeBase),
                   audioStart: demuxer.audio.map { demuxer.start(inTimeBase: $0.timeBase) } ?? 0,
                   targetDuration: needsTarget ? demuxer.targetDuration : nil)
+        // Only a master declares captions: a ladder from a local file is probed for them.
+        if !configuration.renditions.isEmpty, !demuxer.isLive, configuration.captions == .keep,
+           FileManager.default.fileExists(atPath: configuration.input) {
+            captions = Self.captionServices(inFile: configuration.input, options: configuration.inputOptions)
+        }
+    }
+
+    /// A file's closed-caption services, read from the SEI of its first three seconds of pictures
+    /// (nothing decoded). Pictures with no A/53 data at all: none (an encoder that carries a caption
+    /// service writes `cc_data`, padding when silent, in every picture). Data but no words yet, a
+    /// codec other than H.264, or a file that will not open again: unknown.
+    static func captionServices(inFile path: String, options: InputOptions) -> ClosedCaptionDeclaration {
+        guard let demuxer = try? Demuxer(url: path, options: options),
+              let decoder = try? Decoder(demuxer: demuxer, streamIndex: demuxer.video.index), decoder.isH264 else { return .unknown }
+        var services = CaptionServices()
+        var carried = false
+        var pictures = 0
+        let packet = Packet()
+        let limit = Int((3 * (demuxer.video.plausibleFrameRate?.doubleValue ?? 30)).rounded())
+        while pictures < limit, case .packet? = try? demuxer.read(into: packet) {
+            guard packet.streamIndex == demuxer.video.index else { continue }
+            pictures += 1
+            let bytes = packet.h264CaptionData(lengthSize: decoder.h264LengthSize)
+            carried = carried || !bytes.isEmpty
+            services.add(bytes)
+        }
+        let ids = services.instreamIDs
+        return !ids.isEmpty ? .services(ids) : carried ? .unknown : .none
     }
 }
 

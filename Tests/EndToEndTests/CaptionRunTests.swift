@@ -177,7 +177,7 @@ extension EndToEnd {
             }
         }
 
-        @Test("a three-rung ladder: every rung carries every caption, in time")
+        @Test("a three-rung ladder: every rung carries every caption, in time; the master declares CC1 (dropped: NONE)")
         func ladder() async throws {
             let sandbox = try Sandbox("captions-ladder")
             defer { sandbox.remove() }
@@ -192,6 +192,18 @@ extension EndToEnd {
                 print("captions \(rung): \(found)")
                 Self.expectSame(found, as: expected, rate: 30)
             }
+            // The plan probed the file's first pictures: 608 field 1, channel 1.
+            let text = try String(contentsOf: master, encoding: .utf8)
+            let lines = text.split(separator: "\n")
+            #expect(lines.filter { $0.hasPrefix("#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS") }.map { $0.contains("INSTREAM-ID=\"CC1\"") } == [true], "\(text)")
+            #expect(lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF") }.map { $0.contains("CLOSED-CAPTIONS=\"cc\"") } == [true, true, true], "\(text)")
+            let dropped = sandbox.file("dropped/master.m3u8")
+            _ = try await Self.run(["run", source.path, "-o", dropped.path, "-q", "--captions", "drop", "--hls-time", "2",
+                                    "--rendition", "320x180@400k", "--rendition", "160x90@120k"])
+            let droppedLines = try String(contentsOf: dropped, encoding: .utf8).split(separator: "\n")
+            #expect(!droppedLines.contains { $0.hasPrefix("#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS") })
+            #expect(droppedLines.filter { $0.hasPrefix("#EXT-X-STREAM-INF") }.map { $0.hasSuffix("CLOSED-CAPTIONS=NONE") } == [true, true])
+            #expect(try await Self.captions(in: sandbox.file("dropped/master_320x180.m3u8")).isEmpty)
         }
 
         /// The source served as a live HLS playlist that gains a 1 s segment a second (a window of
