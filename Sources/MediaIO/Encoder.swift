@@ -91,6 +91,9 @@ extension Encoder {
             ctx.pointee.thread_count = 0
             let priv = ctx.pointee.priv_data
             av_opt_set(priv, "preset", settings.speedPreset.rawValue, 0)
+            // A picture's A/53 caption data (`Frame.setCaptionData`) is written as SEI: FFmpeg's
+            // default, stated so no later change of defaults drops captions silently.
+            av_opt_set_int(priv, "a53cc", 1, 0)
             switch settings.rateControl ?? .crf(23) {
             case let .crf(crf):
                 av_opt_set_double(priv, "crf", crf, 0)
