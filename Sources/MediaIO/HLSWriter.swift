@@ -300,7 +300,9 @@ public final class HLSWriter: PacketSink {
                 streams[index].codec = Self.codecString(of: muxer.codecParameters(ofStream: index), keyframe: packet)
             }
             let tick = rescale(pts, from: timeBase.av, to: schedule.grid.timeBase.av)
-            try cutIfNeeded(at: time, tick: tick, keyframe: packet.isKeyframe)
+            // Audio frames fall between ticks: one reaches a splice only at or after its time.
+            let reach = streams[index].isVideo ? tick : av_rescale_q_rnd(pts, timeBase.av, schedule.grid.timeBase.av, AV_ROUND_DOWN)
+            try cutIfNeeded(at: time, tick: tick, reach: reach, keyframe: packet.isKeyframe)
             // A splice scheduled inside the open segment ends it there (the schedule bends).
             if let open = progress, let splice = spliceBoard?.firstCut(after: open.firstTick, through: open.endTick - 1) {
                 progress?.end(at: splice)
@@ -385,7 +387,8 @@ public final class HLSWriter: PacketSink {
 
     /// Cuts before a keyframe whose tick the schedule puts in a later segment than the open one;
     /// after a segment closed at its last picture, the packet starts the next segment.
-    private func cutIfNeeded(at time: Double, tick: Int64, keyframe: Bool) throws(MediaError) {
+    /// `reach`: the last tick the packet has reached (its own for video; an audio frame's tick rounded down).
+    private func cutIfNeeded(at time: Double, tick: Int64, reach: Int64, keyframe: Bool) throws(MediaError) {
         guard let start = segmentStart else {
             // First packet of the cutting stream: the timeline starts here.
             originWallClock = clock()
@@ -404,7 +407,7 @@ public final class HLSWriter: PacketSink {
         }
         let segment = segmentOf(tick)
         // A splice between the segment's start and this packet starts a segment too.
-        let splice = spliceBoard?.firstCut(after: segmentStartTick, through: tick)
+        let splice = spliceBoard?.firstCut(after: segmentStartTick, through: reach)
         guard keyframe, segment > currentSegment || splice != nil, time > start else { return }
         if let splice, splice < tick, let cut = cutStream, streams[cut].isVideo {
             warnings.append("no keyframe at the splice's tick \(splice): its segment starts \(tick - splice) ticks late; the encoder must force a keyframe there")

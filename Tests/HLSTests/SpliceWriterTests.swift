@@ -125,6 +125,54 @@ struct SpliceWriterTests {
         #expect(HLSLinter(profile: .livefilter).lint(text).violations.isEmpty, "\(text)")
     }
 
+    /// An audio rendition's writer (AAC copied, no video) cuts at its first packet at or after each
+    /// splice's time, on the same board as the video's.
+    @Test func anAudioRenditionCutsAtItsFirstPacketFromTheSplice() throws {
+        let folder = try ScratchFolder("splice-audio")
+        defer { folder.remove() }
+        let writer = try HLSWriter(playlistPath: folder.path + "/audio.m3u8", options: HLSOutputOptions(segmentDuration: 2, playlistType: .vod),
+                                   overwrite: false, clock: { Self.startDate })
+        writer.spliceBoard = try Self.board().0
+        let demuxer = try Demuxer(url: try SyntheticStream.audioSource(seconds: 10))
+        let info = try #require(demuxer.audio)
+        let index = try writer.addStream(copying: info.index, of: demuxer)
+        try writer.begin()
+        let packet = Packet()
+        var times: [Double] = []
+        while try demuxer.read(into: packet) == .packet {
+            guard packet.streamIndex == info.index, let pts = packet.presentationTimestamp else { continue }
+            let t = Double(pts - demuxer.start(inTimeBase: info.timeBase)) * info.timeBase.doubleValue
+            guard t < 10 else { break }
+            times.append(Double(pts) * info.timeBase.doubleValue)
+            try writer.write(packet, toStream: index, timeBase: info.timeBase)
+        }
+        try writer.commit()
+        for tick in [Self.outTick, Self.inTick] {
+            let due = Double(tick) / 30
+            let first = try #require(times.first { $0 >= due - 1e-9 })
+            #expect(writer.segments.contains { abs($0.startTime - first) < 1e-6 }, "a segment starts at \(first) s, the first packet from \(due) s")
+        }
+        // The others stay on the schedule's 2 s grid, within an AAC frame (the grid's ticks round audio to nearest).
+        let starts = writer.segments.map(\.startTime)
+        let onGrid = starts.filter { abs($0 - ($0 / 2).rounded() * 2) <= 1024.0 / 48_000 + 1e-6 }
+        #expect(starts.count == onGrid.count + 2 && onGrid.count == 6, "\(starts)")
+        let text = try String(contentsOfFile: folder.path + "/audio.m3u8", encoding: .utf8)
+        #expect(HLSLinter(profile: .livefilter).lint(text).violations.isEmpty, "\(text)")
+        #expect(try parseMedia(text).dateRanges.first { $0.id == "SCTE35-42" }?.duration != nil)
+    }
+
+    /// A live window drops a range with its segment once its break is over and has left the window.
+    @Test func aRangeLeavesTheLiveWindowWithItsSegments() throws {
+        let folder = try ScratchFolder("splice-live")
+        defer { folder.remove() }
+        let (writer, playlistPath, _, _) = try Self.write(folder, HLSOutputOptions(segmentDuration: 2, playlistType: .live, listSize: 3),
+                                                          seconds: 16, audio: false, commit: false)
+        let playlist = try parseMedia(String(contentsOfFile: playlistPath, encoding: .utf8))
+        #expect(playlist.mediaSequence > 5 && writer.segments.count > 8)
+        #expect(playlist.dateRanges.isEmpty)
+        writer.discard()
+    }
+
     /// LL-HLS: the part before the splice ends at it, the segment after starts with an independent
     /// part; a delta update with `_HLS_skip=v2` leaves out the ranges of skipped segments that have ended.
     @Test func aLowLatencyBreakEndsAPartAtTheSpliceAndDeltasSkipItsRange() throws {
