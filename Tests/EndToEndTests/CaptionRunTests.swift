@@ -98,6 +98,12 @@ extension EndToEnd {
             return source
         }
 
+        /// The source, and the captions FFmpeg's decoder finds in it: what every run must give.
+        static func captionedSource(in sandbox: Sandbox) async throws -> (source: URL, captions: [Caption]) {
+            let source = try await makeSource(in: sandbox)
+            return (source, try await captions(in: source))
+        }
+
         /// The captions FFmpeg's caption decoder finds in `file`'s video (SRT: start times, text).
         static func captions(in file: URL) async throws -> [Caption] {
             let result = try await ffmpeg(["-f", "lavfi", "-i", "movie=\(file.path)[out0+subcc]", "-map", "0:s", "-f", "srt", "-"])
@@ -141,8 +147,7 @@ extension EndToEnd {
         func fileRuns() async throws {
             let sandbox = try Sandbox("captions")
             defer { sandbox.remove() }
-            let source = try await Self.makeSource(in: sandbox)
-            let expected = try await Self.captions(in: source)
+            let (source, expected) = try await Self.captionedSource(in: sandbox)
             // The oracle sees what was written: every caption, on the picture of its end-of-caption.
             #expect(expected.map(\.text) == Self.texts, "\(expected)")
             for (index, caption) in expected.enumerated() {
@@ -181,8 +186,7 @@ extension EndToEnd {
         func ladder() async throws {
             let sandbox = try Sandbox("captions-ladder")
             defer { sandbox.remove() }
-            let source = try await Self.makeSource(in: sandbox)
-            let expected = try await Self.captions(in: source)
+            let (source, expected) = try await Self.captionedSource(in: sandbox)
             let master = sandbox.file("out/master.m3u8")
             _ = try await Self.run(["run", source.path, "-o", master.path, "-q", "--chain", "blur 4 | mirror", "--hls-time", "2",
                                     "--rendition", "320x180@400k", "--rendition", "256x144@250k", "--rendition", "160x90@120k"])
@@ -210,8 +214,7 @@ extension EndToEnd {
         /// five), joined at its oldest segment so the whole source is in the output.
         static func liveRun(_ extra: [String], environment: String? = nil, in sandbox: Sandbox)
             async throws -> (found: [Caption], expected: [Caption], report: URL) {
-            let source = try await makeSource(in: sandbox)
-            let expected = try await captions(in: source)
+            let (source, expected) = try await captionedSource(in: sandbox)
             let server = try await HLSTestServer.make(from: source, in: sandbox, segmentSeconds: 1)
             defer { server.stop() }
             let output = sandbox.file("live/index.m3u8")
