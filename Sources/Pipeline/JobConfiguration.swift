@@ -258,6 +258,10 @@ public struct JobSummary: Sendable {
     public var overload: OverloadSummary?
     /// The closed captions carried (`--captions`).
     public var captions = CaptionCounts()
+    /// The source's ad markers and other timed ranges, each on the output tick that shows its
+    /// picture (`--ad-markers`); cues whose picture never came (the input ended first).
+    public var splices: [PlacedSplice] = []
+    public var splicesUnplaced = 0
     /// A live input: when its newest pictures left the decoder, and how many came out before the
     /// decoder's reordering delay (`JobPlan.releasesHeldPictures`); nil for other inputs.
     public var decoding: LiveDecoding?

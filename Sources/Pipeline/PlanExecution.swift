@@ -111,7 +111,7 @@ final class PlanExecution {
         if audio == nil { decode.audio?.finish() }
         audio?.fillsGaps = plan.liveSpec?.inputLoss.keepsChannelUp ?? false
         ticks = TickStage(spec: plan.tickSpec, decode: decode, reader: reader, filter: filter.work, arrivals: arrivals,
-                          audio: audio, overload: overload, metrics: metrics, log: log)
+                          audio: audio, overload: overload, splices: outputs.splices, metrics: metrics, log: log)
         progress = RunProgress(plan: plan, decode: decode, filter: filter, encoders: encoders, audio: audio, outputs: outputs,
                                ticks: ticks, timing: timing, metrics: metrics, report: report)
         try outputs.begin()

@@ -23,6 +23,8 @@ final class RunMetrics: @unchecked Sendable {
     private let overloadChanges, ticksShed, presetChanges, notDecoded: Counter
     /// Closed-caption bytes carried in and written out, triplets the pacer dropped.
     private let captionBytesIn, captionBytesOut, captionTripletsDropped: Counter
+    /// Ad markers placed on output ticks, and those of them that came after their picture.
+    private let splices, splicesLate: Counter
     private var stageSeconds: [StageTimings.Stage: FloatingPointCounter] = [:]
     private var stageMs: [StageTimings.Stage: Gauge] = [:]
     private var filterSeconds: [String: FloatingPointCounter] = [:]
@@ -67,6 +69,8 @@ final class RunMetrics: @unchecked Sendable {
         captionBytesIn = counter("livefilter_caption_bytes_in_total")
         captionBytesOut = counter("livefilter_caption_bytes_out_total")
         captionTripletsDropped = counter("livefilter_caption_triplets_dropped_total")
+        splices = counter("livefilter_splices_total")
+        splicesLate = counter("livefilter_splices_late_total")
         finished.record(0)
         inputLost.record(0)
         overload.record(0)
@@ -142,6 +146,10 @@ final class RunMetrics: @unchecked Sendable {
 
     /// A new picture was not shown, evenly, to shed load.
     func tickShed() { ticksShed.increment() }
+    func splicePlaced(late: Bool) {
+        splices.increment()
+        if late { splicesLate.increment() }
+    }
 
     /// An encoder was reopened with another x264 preset (overload, at a keyframe).
     func encoderPresetChanged() { presetChanges.increment() }

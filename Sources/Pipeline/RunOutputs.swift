@@ -14,6 +14,9 @@ final class RunOutputs: @unchecked Sendable {
     let audioRendition: MuxStage?
     private let plan: JobPlan
     private let hls: [(writer: HLSWriter, uri: String)]
+    /// The run's splices, shared by every HLS writer (each rendition's, the audio rendition's); the
+    /// tick stage schedules them. None for other outputs: there a splice is only a keyframe.
+    let splices: SpliceBoard?
 
     /// Calls `body` after every LL-HLS part the first rendition publishes (one rung stands for all).
     func onPartPublished(_ body: @escaping @Sendable (HLSPartRecord) -> Void) {
@@ -74,6 +77,10 @@ final class RunOutputs: @unchecked Sendable {
                 audioRendition = nil
                 media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
             }
+            let board = SpliceBoard()
+            for (writer, _) in writers { writer.spliceBoard = board }
+            audioWriter?.writer.spliceBoard = board
+            splices = board
             // LL-HLS: each media playlist reports how far the ladder's others have got.
             if hlsSpec.masterPath != nil, hlsSpec.partTicks != nil {
                 let all = writers.map(\.1) + (audioWriter.map { [$0.uri] } ?? [])
@@ -84,14 +91,14 @@ final class RunOutputs: @unchecked Sendable {
         case let .imageSequence(pattern, firstNumber):
             let sink = try ImageSequenceWriter(pattern: pattern, overwrite: overwrite, firstNumber: firstNumber)
             media = [MuxStage(sink: sink, producers: 1, timing: timing)]
-            hls = []; master = nil; audioWriter = nil; audioRendition = nil
+            hls = []; master = nil; audioWriter = nil; audioRendition = nil; splices = nil
         case let .file(path, container, faststart):
             let sink = try Muxer(path: path, container: container, options: ContainerOptions(faststart: faststart), overwrite: overwrite)
             media = [MuxStage(sink: sink, producers: producers, timing: timing)]
-            hls = []; master = nil; audioWriter = nil; audioRendition = nil
+            hls = []; master = nil; audioWriter = nil; audioRendition = nil; splices = nil
         case .discard:
             media = []
-            hls = []; master = nil; audioWriter = nil; audioRendition = nil
+            hls = []; master = nil; audioWriter = nil; audioRendition = nil; splices = nil
         }
     }
 
@@ -121,6 +128,8 @@ final class RunOutputs: @unchecked Sendable {
         }
         hls = []
         master = nil
+        // A split job's audio task: no splices are placed (the shards carry no markers yet).
+        splices = nil
     }
 
     /// Every mux stage: the renditions', then the audio rendition's.

@@ -56,6 +56,8 @@ final class RunProgress {
         summary.timings = timing.timings
         summary.filterPasses = filter.passes
         summary.captions = ticks.captionCounts
+        summary.splices = ticks.placedSplices
+        summary.splicesUnplaced = ticks.unplacedSplices
         summary.wallTime = elapsed
         send(phase: summary.interrupted ? .interrupted : .finished, bytes: summary.bytes)
     }

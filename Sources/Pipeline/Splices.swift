@@ -30,7 +30,7 @@ public struct PlacedSplice: Sendable, Equatable, Codable {
     /// The output tick that shows it, and that tick's time.
     public var tick: Int64
     public var outputSeconds: Double
-    /// It arrived after its picture had gone by: placed on the next tick.
+    /// It came after the tick that showed its picture: placed on the next picture shown.
     public var late: Bool
     /// The source said "at once" (`splice_immediate_flag`): placed on the next tick.
     public var immediate: Bool
@@ -39,8 +39,8 @@ public struct PlacedSplice: Sendable, Equatable, Codable {
 /// Decides the output tick of each cue: the first tick that shows a new source picture at or after
 /// the cue's time (a quarter of a picture early still counts: a splice time rounded to the 90 kHz
 /// clock). A picture the tick grid does not show (a lower `--fps`) passes its splice to the next one
-/// shown, so a splice is at most one output picture late. A cue "at once", or one that arrived after
-/// its picture went by, is placed on the next tick.
+/// shown, so a splice is at most one output picture late. A cue "at once" is placed on the next tick;
+/// one that came after its picture was shown, on the next new picture (and counted late).
 public struct SpliceTimer: Sendable {
     /// The video stream's pts of relative time 0 (the decode stage's origin).
     private let origin: Int64
@@ -58,8 +58,10 @@ public struct SpliceTimer: Sendable {
     /// nothing here: the writer closes a break's range at its IN.
     public mutating func take(_ cues: [SourceCue]) {
         for cue in cues where !cue.isUpdate {
+            // A cue the demuxer calls late (its section came with or after its picture) still has
+            // its time: the read stage runs ahead of the ticks, so the picture is usually still to come.
             var relative: Int64?
-            if case let .at(pts) = cue.timing, !cue.isLate { relative = pts - origin }
+            if case let .at(pts) = cue.timing { relative = pts - origin }
             waiting.append((relative, cue))
         }
         // The order a break's OUT and IN must keep, also when an IN's time came before its OUT's.
@@ -77,8 +79,11 @@ public struct SpliceTimer: Sendable {
             if let relative = entry.relative { now = isNewFrame && relative - slack <= relativePts } else { now = true }
             guard now else { return false }
             due.append(entry.cue)
+            // Late: shown on a picture more than one picture after its own (it came after the tick
+            // that showed its picture).
+            let late = entry.relative.map { relativePts - $0 > duration + slack } ?? false
             placed.append(PlacedSplice(id: entry.cue.id, kind: "\(entry.cue.kind)", sourceSeconds: entry.relative.map { Double($0) * secondsPerUnit },
-                                       tick: tick, outputSeconds: outputSeconds, late: entry.cue.isLate,
+                                       tick: tick, outputSeconds: outputSeconds, late: late,
                                        immediate: entry.cue.timing == .immediate))
             return true
         }

@@ -41,6 +41,13 @@ final class TickStage {
         CaptionCounts(bytesIn: captions.bytesIn, bytesOut: captions.bytesOut, tripletsDropped: captions.tripletsDropped,
                       kept: spec.captions.keeps)
     }
+    /// The run's splices (`SpliceBoard`, shared with the HLS writers): each source cue is placed on
+    /// the tick that shows its picture, which becomes a keyframe; the writers cut a segment there.
+    private let splices: SpliceBoard?
+    private var spliceTimer: SpliceTimer
+    /// The cues placed so far, for the report.
+    var placedSplices: [PlacedSplice] { spliceTimer.placed }
+    var unplacedSplices: Int { spliceTimer.unplaced }
     /// `--on-input-loss slate=FILE`: the filter stage shows the slate while the input is lost.
     private var showsSlate: Bool { if case .slate = spec.live?.inputLoss { true } else { false } }
     /// The audio's output time at tick 0 (the first picture's input time): silence fills up to
@@ -53,11 +60,30 @@ final class TickStage {
     private var presetSent: EncoderSpeedPreset?
 
     init(spec: TickSpec, decode: DecodeStage, reader: ReadStage, filter: Channel<FilterWork>, arrivals: ArrivalLog?,
-         audio: AudioStage?, overload: OverloadController?, metrics: RunMetrics, log: Logger) {
+         audio: AudioStage?, overload: OverloadController?, splices: SpliceBoard?, metrics: RunMetrics, log: Logger) {
         (self.spec, self.decode, self.reader, self.filter) = (spec, decode, reader, filter)
         (self.arrivals, self.audio, self.metrics, self.log) = (arrivals, audio, metrics, log)
         self.overload = overload
         captions = CaptionCollector(plan: spec.captions)
+        self.splices = splices
+        spliceTimer = SpliceTimer(origin: decode.origin, secondsPerUnit: decode.timeBase.doubleValue)
+    }
+
+    /// Places the cues whose picture this tick shows: each is scheduled on the board before the
+    /// picture goes on, and a cut (a break's OUT or IN) makes the picture a keyframe. True when one cuts.
+    private func placeSplices(tick: Int64, seconds: Double, showing relativePts: Int64, duration: Int64, isNew: Bool) -> Bool {
+        spliceTimer.take(reader.cues.take())
+        var cuts = false
+        for cue in spliceTimer.due(tick: tick, outputSeconds: seconds, showing: relativePts, duration: duration, isNewFrame: isNew) {
+            let splice = OutputSplice(cue, tick: tick)
+            splices?.schedule(splice)
+            cuts = cuts || splice.cuts
+            let late = spliceTimer.placed.last?.late == true
+            metrics.splicePlaced(late: late)
+            if late { log.warning("splice placed late", metadata: ["id": "\(cue.id)", "kind": "\(cue.kind)", "tick": "\(tick)"]) }
+            log.notice("splice placed", metadata: ["id": "\(cue.id)", "kind": "\(cue.kind)", "tick": "\(tick)", "seconds": "\(seconds)"])
+        }
+        return cuts
     }
 
     /// Runs to the end; `tick` is called after every picture handed on (progress).
@@ -85,7 +111,9 @@ final class TickStage {
         let period = 1 / rate.doubleValue
         let emit: (FrameSelector<TimedFrame>.Tick) async throws -> Void = { [self] t in
             ticksShown += 1
-            let keyframe = spec.keyframes.forces(at: t.index, sourceKeyframe: t.isNewFrame && t.payload.frame.isKeyframe)
+            let splice = placeSplices(tick: t.index, seconds: Double(t.index) * period, showing: t.payload.relativePts,
+                                      duration: t.payload.duration, isNew: t.isNewFrame)
+            let keyframe = splice || spec.keyframes.forces(at: t.index, sourceKeyframe: t.isNewFrame && t.payload.frame.isKeyframe)
             if keyframe, let overload, overload.effect.preset != (presetSent ?? overload.plan.basePreset) {
                 // A preset step is an order to the encoders, taken at this keyframe.
                 presetSent = overload.effect.preset
@@ -221,8 +249,9 @@ final class TickStage {
             guard pts > lastOutputPts else { framesDropped += 1; continue }
             lastOutputPts = pts
             // Paced at the source's nominal rate: each picture its own bytes, unless some wait.
+            let splice = placeSplices(tick: pts, seconds: Double(pts) * decode.timeBase.doubleValue, showing: pts, duration: timed.duration, isNew: true)
             try await filter.send(.show(timed.frame, pts: pts, duration: timed.duration,
-                                        keyframe: spec.keyframes.forces(at: pts, sourceKeyframe: timed.frame.isKeyframe),
+                                        keyframe: splice || spec.keyframes.forces(at: pts, sourceKeyframe: timed.frame.isKeyframe),
                                         ancillary: Ancillary(captions: captions.nextPicture(showing: pts))))
             tick()
         }

@@ -140,6 +140,11 @@ struct JobOptions: ParsableArguments {
                                valueName: "keep|drop"))
     var captions: CaptionPolicy = .keep
 
+    @Option(name: .customLong("ad-markers"),
+            help: ArgumentHelp("The source's ad markers (SCTE-35 in MPEG-TS, EXT-X-DATERANGE, EXT-X-CUE-OUT/IN) in HLS output: daterange (EXT-X-DATERANGE with the SCTE-35 section, rfc8216bis), cue (EXT-X-CUE-OUT/-CONT/-IN, for older players and ad servers), both, or none (no tags). Whatever the tags, each splice starts a segment on an IDR picture: the output picture that shows the splice's source picture.",
+                               valueName: "daterange|cue|both|none"))
+    var adMarkers: AdMarkerStyle = .daterange
+
     func validate() throws {
         if chain != nil && chainFile != nil { throw ValidationError("--chain and --chain-file cannot be used together") }
         if crf != nil && videoBitrate != nil { throw ValidationError("--crf and --video-bitrate cannot be used together: choose quality or bitrate") }
@@ -200,6 +205,7 @@ struct JobOptions: ParsableArguments {
         config.hls.listSize = hlsListSize
         config.hls.segmentType = hlsSegmentType
         config.hls.partDuration = hlsPart
+        config.hls.adMarkers = adMarkers
         config.hlsPlaylistType = hlsPlaylist
         config.renditions = rendition
         return config
@@ -228,3 +234,4 @@ struct JobOptions: ParsableArguments {
 }
 
 extension CaptionPolicy: ExpressibleByArgument {}
+extension AdMarkerStyle: ExpressibleByArgument {}

@@ -48,6 +48,15 @@ struct RunReport: Encodable {
     /// Closed captions (A/53 `cc_data`, `--captions keep|drop`): bytes the source's pictures
     /// carried, bytes written onto the output's, triplets the pacer had no room for.
     var captions: CaptionReport
+    /// Ad markers and timed ranges (`--ad-markers`): each on the output tick that shows its source
+    /// picture (seconds from the input's start and on the output), late ones placed on the next tick.
+    var splices: SpliceReport
+
+    struct SpliceReport: Encodable {
+        var placed: [PlacedSplice]
+        /// Cues whose picture never came: the input ended first.
+        var unplaced: Int
+    }
 
     struct CaptionReport: Encodable {
         var kept: Bool
@@ -194,6 +203,7 @@ struct RunReport: Encodable {
         }
         captions = CaptionReport(kept: s.captions.kept, bytesIn: s.captions.bytesIn, bytesOut: s.captions.bytesOut,
                                  tripletsDropped: s.captions.tripletsDropped)
+        splices = SpliceReport(placed: s.splices, unplaced: s.splicesUnplaced)
         ticks = s.ticks.map {
             Ticks(ticks: $0.ticks, lateTicks: $0.lateTicks, latencySkips: $0.latencySkips,
                   caughtUpAfter: $0.caughtUpAfter?.secondsValue.rounded(to: 3),
