@@ -2,7 +2,7 @@
 # Plays livefilter's HLS output in a real headless browser and checks that it decodes frames and
 # that its clock advances.
 #
-#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control] [--ll | --ll-input URL]
+#   scripts/browser-check.sh [--no-install] [--seconds N] [--input FILE] [--chain TEXT] [--shards N] [--live-chart] [--live-control] [--ll | --ll-input URL] [--dateranges]
 #
 # 1. installs Debian's chromium if it is missing (apt-get; skipped with --no-install: exit 77),
 # 2. makes HLS from the input with `livefilter run … -o DIR/index.m3u8` (with --shards N: split into
@@ -28,6 +28,11 @@
 #    version, hls.latency p50/p95 and the playing date's lag behind the wall clock p50/p95 (both over
 #    the samples after the first 10 s), stalls, errors (fatal ones apart), frames. Passes when hls.js
 #    played, frames advanced and no error was fatal.
+# --dateranges: ad markers as hls.js sees them. A 20 s TS (ffmpeg's testsrc2 and a tone) gets a splice
+#    OUT at 6 s (a 4 s break) and its IN at 10 s, SCTE-35 sections made and injected on their own PID
+#    by threefive (scripts/splice-oracle.py, sent 2 s ahead as SCTE 67 advises); livefilter filters it
+#    into HLS with 2 s segments; passes when hls.js played and lists every EXT-X-DATERANGE of our
+#    playlist with the same ID, START-DATE and SCTE35-OUT/-IN. Prints `browser-check: dateranges {...}`.
 #
 # Exit 0 played, 1 did not play (the samples are printed), 77 skipped (no chromium and --no-install,
 # or no python3). LIVEFILTER_BIN picks the binary (default: a release build in .build).
@@ -43,6 +48,7 @@ shards=0
 chart=0
 control=0
 ll=0
+dateranges=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --no-install) install=0 ;;
@@ -54,7 +60,8 @@ while [[ $# -gt 0 ]]; do
         --live-control) chart=1; control=1 ;;
         --ll) ll=1 ;;
         --ll-input) ll=1; ll_input="$2"; shift ;;
-        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+        --dateranges) dateranges=1 ;;
+        -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
         *) echo "browser-check: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -111,6 +118,28 @@ elif [[ "$shards" -gt 0 ]]; then
     tasks=$(python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print(len(p['shards']) + (1 if p['audio'] else 0))" "$work/plan.json")
     for ((k = 0; k < tasks; k++)); do JOB_COMPLETION_INDEX=$k "$bin" run --plan "$work/plan.json" --quiet; done
     "$bin" join "$work/plan.json" --quiet
+elif [[ "$dateranges" -eq 1 ]]; then
+    ffmpeg -v error -f lavfi -i testsrc2=size=640x360:rate=30 -f lavfi -i sine=f=440:sample_rate=48000 -t 20 \
+        -c:v libx264 -preset ultrafast -g 30 -pix_fmt yuv420p -c:a aac -f mpegts "$work/plain.ts"
+    # Splice times on the TS's own 90 kHz clock: the first picture's time plus 6 s and 10 s.
+    first="$(ffprobe -v error -select_streams v -show_entries stream=start_time -of csv=p=0 "$work/plain.ts" | head -1)"
+    out_at="$(python3 -c "print(round($first + 6, 6))")"; in_at="$(python3 -c "print(round($first + 10, 6))")"
+    out_hex="$(python3 "$root/scripts/splice-oracle.py" insert 21 1 "$out_at" 0 4)"
+    in_hex="$(python3 "$root/scripts/splice-oracle.py" insert 21 0 "$in_at" 0)"
+    python3 "$root/scripts/splice-oracle.py" inject "$work/plain.ts" "$work/spliced.ts" \
+        "$(python3 -c "print($out_at - 2)"):$out_hex" "$(python3 -c "print($in_at - 2)"):$in_hex" >/dev/null
+    "$bin" run "$work/spliced.ts" -o "$work/hls/index.m3u8" --chain "blur 4 | mirror" --hls-time 2 --quiet
+    # What our playlist says, for the page's hls.js to be compared with.
+    python3 - "$work/hls/index.m3u8" >"$work/ranges.json" <<'PY'
+import json, re, sys
+ranges = []
+for line in open(sys.argv[1]):
+    if line.startswith("#EXT-X-DATERANGE:"):
+        attrs = dict(re.findall(r'([A-Z0-9-]+)=("[^"]*"|[^,]*)', line.strip()[len("#EXT-X-DATERANGE:"):]))
+        ranges.append({k: v.strip('"') for k, v in attrs.items()})
+print(json.dumps(ranges))
+PY
+    say "playlist date ranges: $(cat "$work/ranges.json")"
 else
     "$bin" run "$input" -o "$work/hls/index.m3u8" --chain "$chain" --hls-time 1 --quiet
 fi
@@ -133,13 +162,35 @@ say "$("$browser" --version 2>/dev/null | tail -1) playing $url for up to ${seco
 # (with an LL input, five: the run's first segments are read whole, before its parts).
 min_segments=1; [[ -n "$ll_input" ]] && min_segments=5
 CHROMIUM="$browser" timeout --kill-after=5 "$((seconds + 80))" \
-    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" "$ll" "$min_segments" <<'PY' || status=$?
+    python3 - "$url" "$seconds" "$work/profile" "$chart" "${CHART_PNG:-/tmp/livefilter-chart.png}" "$control" "$ll" "$min_segments" \
+        "$([[ "$dateranges" -eq 1 ]] && echo "$work/ranges.json" || true)" <<'PY' || status=$?
 import base64, json, os, select, signal, struct, subprocess, sys, time, urllib.request, zlib
 
 url, seconds, profile = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 want_chart, chart_png, want_control = sys.argv[4] == "1", sys.argv[5], sys.argv[6] == "1"
 want_ll = sys.argv[7] == "1"
 min_segments = int(sys.argv[8])
+ranges_file = sys.argv[9] if len(sys.argv) > 9 and sys.argv[9] else None
+expected_ranges = json.load(open(ranges_file)) if ranges_file else None
+
+def iso_ms(text):
+    """Milliseconds since the epoch of an ISO 8601 date (Z or ±hh:mm), None if absent."""
+    from datetime import datetime
+    if not text: return None
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+def ranges_match(seen):
+    """Each of our playlist's ranges as hls.js read it: (all matched, per-range comparison)."""
+    rows = []
+    for want in expected_ranges:
+        got = (seen or {}).get(want.get("ID")) or {}
+        row = {"id": want.get("ID"), "playlist_start": want.get("START-DATE"), "hlsjs_start": got.get("startDate"),
+               "scte35_out": (got.get("scte35Out") or "").lower() == (want.get("SCTE35-OUT") or "").lower(),
+               "scte35_in": (got.get("scte35In") or "").lower() == (want.get("SCTE35-IN") or "").lower(),
+               "hlsjs_valid": got.get("valid"), "duration": got.get("duration")}
+        row["ok"] = bool(got) and iso_ms(want.get("START-DATE")) == iso_ms(got.get("startDate")) and row["scte35_out"] and row["scte35_in"]
+        rows.append(row)
+    return bool(rows) and all(r["ok"] for r in rows), rows
 
 def percentile(values, p):
     """Nearest rank; None for no values."""
@@ -250,6 +301,7 @@ try:
         if want_ll: continue
         times = [s.get("currentTime") or 0 for s in samples]
         if (sample.get("frames") or 0) > 0 and len(times) >= 2 and times[-1] > times[0] and times[-1] >= 1.0:
+            if expected_ranges is not None and not ranges_match(sample.get("dateRanges"))[0]: continue
             if not want_chart or (sample.get("chartSamples") or 0) >= 5:
                 ok = True
                 break
@@ -273,6 +325,10 @@ try:
         ok = bool(last.get("hlsjs") and (last.get("frames") or 0) > first_frames > 0 and not last.get("fatalErrors"))
         report["ok"] = ok
         print("browser-check: ll " + json.dumps(report))
+    if expected_ranges is not None:
+        matched, rows = ranges_match(samples[-1].get("dateRanges") if samples else None)
+        print("browser-check: dateranges " + json.dumps({"ok": ok and matched, "hlsjs": samples[-1].get("hlsjs") if samples else None,
+                                                        "ranges": rows}))
     if ok and want_chart:
         rect = call("Runtime.evaluate", {"expression": "JSON.stringify(document.getElementById('chart').getBoundingClientRect())",
                                          "returnByValue": True}, session)["result"]["value"]

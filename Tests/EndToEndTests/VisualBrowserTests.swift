@@ -66,6 +66,27 @@ extension EndToEnd {
             ?? "/usr/local/share/livefilter/hls.min.js"
         static let llAvailable = available && FileManager.default.fileExists(atPath: hlsjs)
 
+        @Test("hls.js reads the ad markers of a filtered stream: every EXT-X-DATERANGE of our playlist with its ID, START-DATE and SCTE-35 sections (made and injected by threefive)",
+              .enabled(if: llAvailable, "needs chromium, python3 and hls.js: LIVEFILTER_PLAYERS=1 scripts/install-deps.sh"),
+              .timeLimit(.minutes(3)))
+        func adMarkersInHlsJs() async throws {
+            let binary = try LiveFilter.binary()
+            let script = Paths.packageRoot.appendingPathComponent("scripts/browser-check.sh")
+            let result = try await Subprocess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                  ["LIVEFILTER_BIN=\(binary.path)", "LIVEFILTER_HLSJS=\(Self.hlsjs)", "bash", script.path,
+                                                   "--no-install", "--seconds", "20", "--dateranges"],
+                                                  timeout: .seconds(150))
+            #expect(result.succeeded, "browser-check: \(result.stdoutText)\n\(result.summary)")
+            let line = try #require(result.stdoutText.split(separator: "\n").first { $0.hasPrefix("browser-check: dateranges ") },
+                                    "browser-check: \(result.stdoutText)\n\(result.summary)")
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(line.dropFirst("browser-check: dateranges ".count).utf8)) as? [String: Any])
+            let ranges = report["ranges"] as? [[String: Any]] ?? []
+            // One break: the OUT's range, closed by its IN (END-DATE, DURATION 4 s, SCTE35-IN on the same tag).
+            #expect(ranges.count == 1, "\(report)")
+            #expect(ranges.allSatisfy { $0["ok"] as? Bool == true && $0["hlsjs_valid"] as? Bool == true }, "\(report)")
+            #expect(ranges.first?["duration"] as? Double == 4, "\(report)")
+        }
+
         @Test("hls.js plays run --serve's Low-Latency HLS (0.5 s parts, 2 s fMP4 segments) in low-latency mode: no fatal error, a viewer within 3 s",
               .enabled(if: llAvailable, "needs chromium, python3 and hls.js: LIVEFILTER_PLAYERS=1 scripts/install-deps.sh"),
               .timeLimit(.minutes(3)))
