@@ -161,6 +161,64 @@ struct SourceCueTests {
         #expect(cues.allSatisfy { !$0.cue.isLate })
     }
 
+    /// A live playlist reloaded: its DATERANGE is repeated on every reload but delivered once; when
+    /// the origin adds the break's end (DURATION, END-DATE, SCTE35-IN), the return follows.
+    @Test func aLiveDateRangeIsDeliveredOnceAndItsEndFollows() throws {
+        let folder = try ScratchFolder("daterange-live")
+        defer { folder.remove() }
+        let source = try Self.source(folder, seconds: 12)
+        let r = try Tools.run("ffmpeg", ["-v", "error", "-y", "-i", source, "-c", "copy", "-f", "hls", "-hls_time", "2",
+                                         "-hls_playlist_type", "vod", "-hls_segment_filename", folder.path + "/s%d.ts", folder.path + "/ffmpeg.m3u8"])
+        try #require(r.status == 0, "ffmpeg: \(r.stderr)")
+        let made = try parseMedia(String(contentsOfFile: folder.path + "/ffmpeg.m3u8", encoding: .utf8))
+        try #require(made.segments.count >= 5)
+        let out = try SpliceOracle.insert(event: 9, out: true, pts: 5.0, adjustment: 0, duration: 3.0)
+        let into = try SpliceOracle.insert(event: 9, out: false, pts: 8.0, adjustment: 0)
+        let dawn = Date(timeIntervalSince1970: 1_800_000_000)
+        var dates: [Date] = []
+        for _ in made.segments { dates.append((dates.last.map { $0.addingTimeInterval(made.segments[dates.count - 1].duration) }) ?? dawn) }
+        let start = dates[2].addingTimeInterval(0.5)
+        func playlist(segments: Int, ended: Bool) -> String {
+            var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:\(made.targetDuration)\n"
+            for i in 0..<segments {
+                if i == 2 {
+                    let end = ended ? ",END-DATE=\"\(HLSDate.format(start.addingTimeInterval(3)))\",DURATION=3" : ""
+                    text += "#EXT-X-DATERANGE:ID=\"ad-1\",START-DATE=\"\(HLSDate.format(start))\"\(end),PLANNED-DURATION=3,SCTE35-OUT=\(out)"
+                        + (ended ? ",SCTE35-IN=\(into)" : "") + "\n"
+                }
+                text += "#EXT-X-PROGRAM-DATE-TIME:\(HLSDate.format(dates[i]))\n#EXTINF:\(made.segments[i].duration),\n\(made.segments[i].uri)\n"
+            }
+            return text + (ended ? "#EXT-X-ENDLIST\n" : "")
+        }
+        let path = folder.path + "/live.m3u8"
+        try playlist(segments: 3, ended: false).write(toFile: path, atomically: true, encoding: .utf8)
+        let second = try Self.firstVideoPTS(folder.path + "/" + made.segments[1].uri)
+        let third = try Self.firstVideoPTS(folder.path + "/" + made.segments[2].uri)
+
+        var options = InputOptions()
+        options.liveStart = .oldest
+        let demuxer = try Demuxer(url: path, options: options)
+        #expect(demuxer.isLive)
+        let packet = Packet()
+        var cues: [SourceCue] = []
+        var updated = false
+        while try demuxer.read(into: packet) == .packet {
+            cues += demuxer.takeCues()
+            // The origin adds the end once the reader is into the second segment (it has reloaded the first version by then or will).
+            if !updated, packet.streamIndex == demuxer.video.index, (packet.presentationTimestamp ?? .min) >= second {
+                updated = true
+                try playlist(segments: made.segments.count, ended: true).write(toFile: path, atomically: true, encoding: .utf8)
+            }
+        }
+        cues += demuxer.takeCues()
+        let outs = cues.filter { $0.id == "ad-1" && $0.kind == .out }, ins = cues.filter { $0.id == "ad-1" && $0.kind == .in }
+        try #require(outs.count == 1 && ins.count == 1, "\(cues)")
+        #expect(outs[0].timing == .at(pts: third + 45_000) && outs[0].section?.hex.lowercased() == out.lowercased())
+        #expect(ins[0].timing == .at(pts: third + 45_000 + 270_000) && ins[0].section?.hex.lowercased() == into.lowercased())
+        #expect(ins[0].duration == 3)
+        #expect(cues.count == 2)
+    }
+
     // MARK: Helpers
 
     /// The source with a break from 5.4 s to 8.4 s (threefive's sections, sent early).
