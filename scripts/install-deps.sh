@@ -76,6 +76,15 @@ if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import threefive' 2>/d
         || echo "install-deps: could not install threefive; BroadcastTests will fail" >&2
 fi
 
+# x9k3, the HLS segmenter that puts threefive's SCTE-35 into playlists (CUE-OUT or DATERANGE), for
+# Tests/HLSTests' SourceCueTests and SpliceWriterTests (scripts/splice-oracle.py), pinned.
+if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import x9k3' 2>/dev/null; then
+    echo "install-deps: installing the x9k3 Python package"
+    python3 -m pip install --quiet 'x9k3==1.0.39' 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages 'x9k3==1.0.39' \
+        || echo "install-deps: could not install x9k3; SourceCueTests and SpliceWriterTests will be skipped" >&2
+fi
+
 # The other oracles of Tests/BroadcastTests: mutagen (ID3 tags), pymp4 (MP4 boxes), emsg (emsg boxes).
 if [[ "${LIVEFILTER_PLAYERS:-0}" == 1 ]] && ! python3 -c 'import mutagen, pymp4, emsg' 2>/dev/null; then
     echo "install-deps: installing the mutagen, pymp4 and emsg Python packages"
