@@ -46,6 +46,9 @@ public struct HLSStreamInfo: Sendable {
     /// The media playlist of the variant's audio rendition (EXT-X-MEDIA TYPE=AUDIO with a URI in the
     /// variant's AUDIO group: DEFAULT=YES, else the first), read by a reader of its own.
     public var audioRendition: URL?
+    /// What the master says of closed captions in the chosen variant's video (its CLOSED-CAPTIONS
+    /// group's INSTREAM-IDs, or NONE); unknown without a master or the attribute.
+    public var closedCaptions: ClosedCaptionDeclaration = .unknown
 }
 
 /// A playlist's number of seconds as a `Duration` for timing: NaN and negatives as 0, at most a
@@ -174,12 +177,21 @@ public final class HLSReader: Sendable {
            key.method != .aes128 {
             throw .notPlaylist(input, reason: "its segments are encrypted with \(key.method) (only AES-128 is supported)")
         }
-        let info = HLSStreamInfo(
+        var info = HLSStreamInfo(
             playlistURL: mediaURL, inputURL: input, isLive: isLive,
             duration: isLive ? nil : media.segments.reduce(0) { $0 + ($1.gap ? $1.duration : $1.duration) },
             targetDuration: media.targetDuration, variant: chosen?.0, variantIndex: chosen?.1, variantCount: variantCount,
             partTarget: media.partTarget, canBlockReload: media.serverControl?.canBlockReload ?? false,
             isFragmentedMP4: media.map != nil || media.segments.contains { $0.map != nil }, audioRendition: audioRendition)
+        if case let .master(master) = parsed, let variant = chosen?.0 {
+            switch variant.closedCaptions {
+            case let .group(group)?:
+                let ids = master.media.filter { $0.kind == .closedCaptions && $0.groupID == group }.compactMap(\.instreamID)
+                info.closedCaptions = ids.isEmpty ? .unknown : .services(ids)
+            case .none?: info.closedCaptions = .none
+            case nil: break
+            }
+        }
         return HLSReader(info: info, playlist: media, loaded: loadStarted, fetcher: fetcher, options: options)
     }
 

@@ -11,6 +11,8 @@ public struct VariantInfo: Sendable {
     public var count: Int
     public var bandwidth: Int?
     public var size: FrameSize?
+    /// What the master says of closed captions in this variant's video.
+    public var closedCaptions: ClosedCaptionDeclaration = .unknown
 }
 
 /// Reads the packets of one input — a file, an HLS playlist or a pushed stream (its `PacketSource`)

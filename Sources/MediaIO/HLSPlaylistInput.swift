@@ -53,7 +53,8 @@ final class HLSPlaylistInput: PacketSource {
         let info = main.reader.info
         return info.variant.map { v in
             VariantInfo(index: info.variantIndex ?? 0, count: info.variantCount,
-                        bandwidth: v.bandwidth, size: v.resolution.map { FrameSize(width: $0.width, height: $0.height) })
+                        bandwidth: v.bandwidth, size: v.resolution.map { FrameSize(width: $0.width, height: $0.height) },
+                        closedCaptions: info.closedCaptions)
         }
     }
     var hasSeparateAudio: Bool { audioRendition != nil }

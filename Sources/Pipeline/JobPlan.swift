@@ -41,6 +41,8 @@ public struct InputFacts: Sendable {
                   videoStart: demuxer.start(inTimeBase: demuxer.video.timeBase),
                   audioStart: demuxer.audio.map { demuxer.start(inTimeBase: $0.timeBase) } ?? 0,
                   targetDuration: needsTarget ? demuxer.targetDuration : nil)
+        // An HLS input's master says what its variant carries.
+        if let declared = demuxer.chosenVariant?.closedCaptions { captions = declared }
         // Only a master declares captions: a ladder from a local file is probed for them.
         if !configuration.renditions.isEmpty, !demuxer.isLive, configuration.captions == .keep,
            FileManager.default.fileExists(atPath: configuration.input) {

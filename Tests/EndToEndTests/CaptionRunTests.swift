@@ -210,6 +210,37 @@ extension EndToEnd {
             #expect(try await Self.captions(in: sandbox.file("dropped/master_320x180.m3u8")).isEmpty)
         }
 
+        @Test("an HLS input's master says what its variant carries; a ladder's master repeats it (CLOSED-CAPTIONS group, or NONE)")
+        func declaredByInputMaster() async throws {
+            let sandbox = try Sandbox("captions-master")
+            defer { sandbox.remove() }
+            let (source, _) = try await Self.captionedSource(in: sandbox)
+            let segments = try await HLSTestServer.make(from: source, in: sandbox, segmentSeconds: 2)
+            defer { segments.stop() }
+            let masters = try await PlaylistServer.start()
+            defer { masters.stop() }
+            // CC3 too: the output repeats the input's word (its data has CC1 only), not a probe.
+            masters.playlist("/cc.m3u8", """
+                #EXTM3U
+                #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="c",NAME="English",INSTREAM-ID="CC1"
+                #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="c",NAME="Spanish",INSTREAM-ID="CC3"
+                #EXT-X-STREAM-INF:BANDWIDTH=500000,CLOSED-CAPTIONS="c"
+                \(segments.vodURL)
+
+                """)
+            masters.playlist("/none.m3u8", "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=500000,CLOSED-CAPTIONS=NONE\n\(segments.vodURL)\n")
+            for (name, expected) in [("cc", ["CC1", "CC3"]), ("none", [])] {
+                let master = sandbox.file("\(name)/master.m3u8")
+                _ = try await Self.run(["run", masters.url("/\(name).m3u8"), "-o", master.path, "-q", "--hls-time", "2",
+                                        "--rendition", "320x180@400k", "--rendition", "160x90@120k"])
+                let lines = try String(contentsOf: master, encoding: .utf8).split(separator: "\n")
+                let ids = lines.filter { $0.hasPrefix("#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS") }.compactMap { $0.components(separatedBy: "INSTREAM-ID=\"").last?.prefix(3) }
+                #expect(ids.map(String.init) == expected, "\(lines)")
+                let attribute = expected.isEmpty ? "CLOSED-CAPTIONS=NONE" : "CLOSED-CAPTIONS=\"cc\""
+                #expect(lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF") }.map { $0.contains(attribute) } == [true, true], "\(lines)")
+            }
+        }
+
         /// The source served as a live HLS playlist that gains a 1 s segment a second (a window of
         /// five), joined at its oldest segment so the whole source is in the output.
         static func liveRun(_ extra: [String], environment: String? = nil, in sandbox: Sandbox)
