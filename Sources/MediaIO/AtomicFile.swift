@@ -1,3 +1,4 @@
+import Broadcast
 import CFFmpeg
 import Foundation
 import Synchronization
@@ -263,11 +264,33 @@ final class SegmentByteSink {
     /// is at most a second of one rendition, so the copy is small; the segment file gets every byte too.
     private var part: [UInt8]?
 
+    /// MPEG-TS that carries ad markers: every byte passes through it, so each PMT declares the
+    /// SCTE-35 PID and a queued section goes in front of its splice's keyframe. Set before the
+    /// first byte (the header's PAT/PMT).
+    var rewriter: TransportStreamRewriter?
+    private var rewriteFailure: TransportStreamError?
+
     init(keepsParts: Bool = false) {
         part = keepsParts ? [] : nil
     }
 
     func receive(_ buffer: UnsafePointer<UInt8>, count: Int) -> Int32 {
+        guard rewriter != nil else { return store(buffer, count: count) }
+        let rewritten: [UInt8]
+        do {
+            rewritten = try rewriter!.rewrite(UnsafeRawBufferPointer(start: buffer, count: count))
+        } catch {
+            rewriteFailure = error
+            if failure == 0 { failure = EINVAL }
+            return lf_averror(EINVAL)
+        }
+        guard !rewritten.isEmpty else { return Int32(count) }
+        // The muxer is told its own count: what it wrote went out, with our packets beside it.
+        let code = rewritten.withUnsafeBufferPointer { store($0.baseAddress!, count: $0.count) }
+        return code < 0 ? code : Int32(count)
+    }
+
+    private func store(_ buffer: UnsafePointer<UInt8>, count: Int) -> Int32 {
         if let file {
             let code = file.append(UnsafeRawPointer(buffer), count: count)
             if code != 0 {
@@ -309,7 +332,10 @@ final class SegmentByteSink {
 
     /// The error for a failed write, naming `path` (the output the bytes belong to), or nil.
     func error(naming path: String) -> MediaError? {
-        failure == 0 ? nil : AtomicFile.writeError(errno: failure, path: path)
+        if let rewriteFailure {
+            return .unsupportedOutput(path, reason: "the SCTE-35 PID could not be added to the MPEG-TS (\(rewriteFailure)); use --ad-markers none or fMP4 segments")
+        }
+        return failure == 0 ? nil : AtomicFile.writeError(errno: failure, path: path)
     }
 }
 

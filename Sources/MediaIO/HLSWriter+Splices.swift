@@ -26,6 +26,9 @@ extension HLSWriter {
         let date = programDate(start: start, tick: tick)
         for entry in due {
             placedSplices.insert(entry.serial)
+            // The section goes on the TS PID just before the splice's IDR (the next keyframe the
+            // muxer writes), its splice time moved onto that picture's PTS (`pts_adjustment`).
+            if let section = entry.splice.section { enqueueOnPID(section) }
             place(entry.splice, sequence: sequence, date: date)
             switch entry.splice.kind {
             case .out:

@@ -1,3 +1,4 @@
+import Broadcast
 import CFFmpeg
 import Foundation
 import struct Filters.FrameSize
@@ -76,7 +77,11 @@ public final class HLSWriter: PacketSink {
     /// The run's splices, shared by every writer of it (set before `begin`): each `.out`/`.in`
     /// starts a segment (and a part) at its tick, and the playlist marks them (`options.adMarkers`).
     /// See `HLSWriter+Splices.swift`.
-    public var spliceBoard: SpliceBoard?
+    public var spliceBoard: SpliceBoard? {
+        // MPEG-TS segments carry the sections on a SCTE-35 PID of their own (FFmpeg 5.1's muxer
+        // cannot): the PMT of every segment declares it, from the header on.
+        didSet { sink.rewriter = spliceBoard != nil && options.segmentType == .ts && options.adMarkers != .none ? TransportStreamRewriter() : nil }
+    }
     /// Splices already placed (the board's serials), the ranges written, the break open for CUE tags.
     var placedSplices = Set<Int>()
     var writtenRanges: [WrittenRange] = []
@@ -363,6 +368,11 @@ public final class HLSWriter: PacketSink {
         } else {
             try? publishPlaylist(ended: true)
         }
+    }
+
+    /// Queues a splice's section for the TS PID, in front of the next keyframe (the splice's IDR).
+    func enqueueOnPID(_ section: SpliceInfoSection) {
+        sink.rewriter?.enqueue(section, at: .nextKeyframe, aligningSpliceTime: true)
     }
 
     // MARK: - Cutting

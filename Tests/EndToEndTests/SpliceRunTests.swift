@@ -137,6 +137,22 @@ extension EndToEnd {
                                                    "--report", sandbox.file("report.json").path])
             #expect(result.succeeded, "\(result.summary)")
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30)
+            // The TS segments carry the sections on a SCTE-35 PID too (threefive's own TS reader finds
+            // them), each just before its splice's IDR with the splice time moved onto that picture.
+            let segments = try Playlist(folder.appendingPathComponent("index.m3u8")).segments
+            var found: [Int] = []
+            for segment in segments {
+                let text = try Self.oracle("ts-oracle.py", [folder.appendingPathComponent(segment.uri).path])
+                let ts = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+                #expect((ts["cc_errors"] as? [Any])?.isEmpty == true, "\(segment.uri): \(ts["cc_errors"] ?? "")")
+                let cues = ts["cues"] as? [[String: Any]] ?? [], placements = ts["placements"] as? [[String: Any]] ?? []
+                for (cue, placement) in zip(cues, placements) {
+                    #expect(cue["splice_time"] as? Int == placement["next_video_pts"] as? Int, "\(segment.uri): \(cue) \(placement)")
+                    #expect(placement["next_video_random_access"] as? Bool == true)
+                }
+                found += Array(repeating: segments.firstIndex { $0.uri == segment.uri } ?? -1, count: cues.count)
+            }
+            #expect(found.map { segments[$0].start }.map { ($0 * 10).rounded() / 10 } == [5.5, 9.2], "sections in segments \(found)")
             let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.file("report.json"))) as? [String: Any])
             let placed = (report["splices"] as? [String: Any])?["placed"] as? [[String: Any]] ?? []
             #expect(placed.map { $0["kind"] as? String } == ["out", "in"], "\(placed)")
@@ -190,6 +206,20 @@ extension EndToEnd {
                                                    "--chain", "mirror", "--hls-time", "2", "--ad-markers", "cue", "--quiet"])
             #expect(result.succeeded, "\(result.summary)")
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30, dateRanges: false, cueTags: true)
+        }
+
+        @Test("--ad-markers none: the splices still start segments on IDR pictures; no tag, no SCTE-35 PID")
+        func none() async throws {
+            let sandbox = try Sandbox()
+            let source = try await Self.makeSource(in: sandbox)
+            let folder = sandbox.file("hls")
+            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
+                                                   "--chain", "mirror", "--hls-time", "2", "--ad-markers", "none", "--quiet"])
+            #expect(result.succeeded, "\(result.summary)")
+            try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30, dateRanges: false, cueTags: false)
+            let first = try Playlist(folder.appendingPathComponent("index.m3u8")).segments[0]
+            let probe = try await FFprobe.probe(folder.appendingPathComponent(first.uri))
+            #expect(probe.streams.count == 2, "video and audio only: \(probe.streams.map(\.codecType))")
         }
     }
 }
