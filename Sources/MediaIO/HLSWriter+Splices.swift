@@ -5,6 +5,9 @@ import HLS
 struct WrittenRange {
     var sequence: Int
     var range: DateRange
+    /// The output tick it starts at: a break's DURATION is measured on the tick grid, not between
+    /// program dates (a source's clock drifts a little against its media).
+    var tick: Int64
     /// The source's ID (the range's own may carry a suffix when the source reused it).
     var sourceID: String
     /// An OUT not yet closed by its IN.
@@ -73,7 +76,8 @@ extension HLSWriter {
             let start = writtenRanges[i].range.startDate
             writtenRanges[i].range.scte35In = splice.section?.hex
             writtenRanges[i].range.endDate = date
-            writtenRanges[i].range.duration = (date.timeIntervalSince(start) * 1000).rounded() / 1000
+            let media = schedule.grid.seconds(ofTick: splice.tick) - schedule.grid.seconds(ofTick: writtenRanges[i].tick)
+            writtenRanges[i].range.duration = (max(0, media) * 1000).rounded() / 1000
             writtenRanges[i].range.endDate = start.addingTimeInterval(writtenRanges[i].range.duration!)
             return
         }
@@ -93,7 +97,7 @@ extension HLSWriter {
             range.duration = duration
             range.endDate = date.addingTimeInterval(duration)
         }
-        writtenRanges.append(WrittenRange(sequence: sequence, range: range, sourceID: splice.id,
+        writtenRanges.append(WrittenRange(sequence: sequence, range: range, tick: splice.tick, sourceID: splice.id,
                                           isOpen: splice.kind == .out && range.duration == nil))
     }
 
