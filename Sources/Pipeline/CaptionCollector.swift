@@ -55,6 +55,11 @@ final class CaptionCollector {
         return bytes
     }
 
+    /// A shard's pre-roll: pictures before its first are the shard before's, captions included.
+    func discard(before time: Int64) {
+        waiting.removeAll { $0.time < time }
+    }
+
     /// The input's timeline starts again (a returning input): what waits belongs before it.
     func flushWaiting() {
         guard plan.keeps else { return }

@@ -157,6 +157,8 @@ final class TickStage {
                 return
             }
             if t.isNewFrame {
+                // A shard's first picture: what its pre-roll carried is the shard before's to show.
+                if ticksShown == 1, spec.tickWindow != nil { captions.discard(before: t.payload.relativePts) }
                 arrivals?.shown(tick: t.index, framePts: t.payload.time.value + decode.origin)
                 previousTickWasNew = true
                 let ancillary = Ancillary(captions: captions.nextPicture(showing: t.payload.relativePts))

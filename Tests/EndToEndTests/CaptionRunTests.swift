@@ -241,6 +241,22 @@ extension EndToEnd {
             }
         }
 
+        @Test("a job split in three shards and joined: every caption once (a shard's pre-roll is the shard before's)")
+        func shards() async throws {
+            let sandbox = try Sandbox("captions-shards")
+            defer { sandbox.remove() }
+            let (source, expected) = try await Self.captionedSource(in: sandbox)
+            let output = sandbox.file("joined.mp4")
+            let plan = sandbox.file("plan.json").path
+            _ = try await Self.run(["plan", source.path, "-o", output.path, "--shards", "3", "--plan", plan, "--fps", "25",
+                                    "--chain", "blur 4 | mirror"])
+            try await ShardCheck.runTasks(plan: plan, variable: "JOB_COMPLETION_INDEX")
+            _ = try await Self.run(["join", plan, "-q"])
+            let found = try await Self.captions(in: output)
+            print("captions shards: \(found)")
+            Self.expectSame(found, as: expected, rate: 25)
+        }
+
         /// The source served as a live HLS playlist that gains a 1 s segment a second (a window of
         /// five), joined at its oldest segment so the whole source is in the output.
         static func liveRun(_ extra: [String], environment: String? = nil, in sandbox: Sandbox)
