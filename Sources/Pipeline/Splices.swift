@@ -1,3 +1,4 @@
+import Broadcast
 import MediaIO
 import Synchronization
 
@@ -45,6 +46,10 @@ public struct SpliceTimer: Sendable {
     /// The video stream's pts of relative time 0 (the decode stage's origin).
     private let origin: Int64
     private var waiting: [(relative: Int64?, cue: SourceCue)] = []
+    /// Breaks whose return this timer scheduled from the OUT's `break_auto_return` duration, and
+    /// whether that return has been placed: the source's own IN, when it comes first, replaces it;
+    /// after it, it is not placed again.
+    private var autoReturns: [String: Bool] = [:]
     public private(set) var placed: [PlacedSplice] = []
     private let secondsPerUnit: Double
 
@@ -58,6 +63,11 @@ public struct SpliceTimer: Sendable {
     /// nothing here: the writer closes a break's range at its IN.
     public mutating func take(_ cues: [SourceCue]) {
         for cue in cues where !cue.isUpdate {
+            if cue.kind == .in, let placed = autoReturns[cue.id] {
+                if placed { continue }
+                waiting.removeAll { $0.cue.id == cue.id && $0.cue.kind == .in && $0.cue.section == nil }
+                autoReturns[cue.id] = nil
+            }
             // A cue the demuxer calls late (its section came with or after its picture) still has
             // its time: the read stage runs ahead of the ticks, so the picture is usually still to come.
             var relative: Int64?
@@ -74,20 +84,42 @@ public struct SpliceTimer: Sendable {
         guard !waiting.isEmpty else { return [] }
         let slack = max(0, duration / 4)
         var due: [SourceCue] = []
-        waiting.removeAll { entry in
-            let now: Bool
-            if let relative = entry.relative { now = isNewFrame && relative - slack <= relativePts } else { now = true }
-            guard now else { return false }
+        var returns: [(relative: Int64?, cue: SourceCue)] = []
+        let ready = waiting.filter { entry in
+            guard let relative = entry.relative else { return true }
+            return isNewFrame && relative - slack <= relativePts
+        }
+        guard !ready.isEmpty else { return [] }
+        waiting.removeFirst(ready.count)  // sorted: the ready ones are first (a cue "at once" sorts first)
+        for entry in ready {
             due.append(entry.cue)
+            if entry.cue.kind == .in, autoReturns[entry.cue.id] == false { autoReturns[entry.cue.id] = true }
+            if let relative = entry.relative, let back = autoReturn(of: entry.cue, at: relative) { returns.append(back) }
             // Late: shown on a picture more than one picture after its own (it came after the tick
             // that showed its picture).
             let late = entry.relative.map { relativePts - $0 > duration + slack } ?? false
             placed.append(PlacedSplice(id: entry.cue.id, kind: "\(entry.cue.kind)", sourceSeconds: entry.relative.map { Double($0) * secondsPerUnit },
                                        tick: tick, outputSeconds: outputSeconds, late: late,
                                        immediate: entry.cue.timing == .immediate))
-            return true
+        }
+        if !returns.isEmpty {
+            waiting += returns
+            waiting.sort { ($0.relative ?? .min) < ($1.relative ?? .min) }
         }
         return due
+    }
+
+    /// A splice insert that leaves the network with `break_auto_return` and a `break_duration`
+    /// comes back by itself (SCTE 35 §9.7.2): its IN, `break_duration` after the OUT, unless the
+    /// source sends one first.
+    private mutating func autoReturn(of cue: SourceCue, at relative: Int64) -> (relative: Int64?, cue: SourceCue)? {
+        guard cue.kind == .out, case let .insert(insert)? = cue.section?.command, let breakDuration = insert.breakDuration,
+              breakDuration.autoReturn, autoReturns[cue.id] == nil else { return nil }
+        let units = Int64((Double(breakDuration.ticks) / 90000 / secondsPerUnit).rounded())
+        autoReturns[cue.id] = false
+        let back = SourceCue(id: cue.id, kind: .in, marker: .cueTag(.in), timing: .at(pts: origin + relative + units),
+                             plannedDuration: cue.plannedDuration, duration: Double(breakDuration.ticks) / 90000)
+        return (relative + units, back)
     }
 
     /// Cues still waiting for their picture (the input ended first).

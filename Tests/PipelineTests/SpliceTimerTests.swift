@@ -1,3 +1,4 @@
+import Broadcast
 import MediaIO
 import Pipeline
 import Testing
@@ -102,5 +103,45 @@ struct SpliceTimerTests {
         }
         #expect(kinds.map(\.1) == [.out, .in])
         #expect(kinds.map(\.0) == [35, 65])
+    }
+}
+
+/// `break_auto_return`: a splice insert's break comes back by itself after its `break_duration`.
+/// The section is threefive's (scripts/splice-oracle.py insert 21 1 …  3.7): event 21, out of
+/// network, auto return, 3.7 s (333 000 ticks).
+struct SpliceAutoReturnTests {
+    static let out = "0xFC302500000000000000FFF01405000000157FEFFE00099138FE000514C8000701020000F3ADF35C"
+
+    /// Places cues over 300 pictures at 30 fps (3000 units of 1/90000 s each); `(tick, kind)` of each placed.
+    func run(_ cues: [(atPicture: Int, cue: SourceCue)]) -> [(Int64, SourceCue.Kind)] {
+        var timer = SpliceTimer(origin: 0, secondsPerUnit: 1.0 / 90000)
+        var placed: [(Int64, SourceCue.Kind)] = []
+        for k in 0..<300 {
+            // Each cue reaches the timer a second before its picture, as a TS section does.
+            timer.take(cues.filter { $0.atPicture - 30 == k }.map(\.cue))
+            for cue in timer.due(tick: Int64(k), outputSeconds: Double(k) / 30, showing: Int64(k) * 3000, duration: 3000, isNewFrame: true) {
+                placed.append((Int64(k), cue.kind))
+            }
+        }
+        return placed
+    }
+
+    @Test("an OUT with auto return and no IN: its IN is placed 3.7 s (111 pictures) later")
+    func returnsByItself() throws {
+        let section = try SpliceInfoSection(hex: Self.out)
+        let out = SourceCue(id: "SCTE35-21", kind: .out, marker: .scte35(section), timing: .at(pts: 40 * 3000))
+        let placed = run([(40, out)])
+        #expect(placed.map(\.0) == [40, 151])
+        #expect(placed.map(\.1) == [.out, .in])
+    }
+
+    @Test("the source's own IN before the duration ends the break there, and no second IN follows")
+    func sourceReturnsFirst() throws {
+        let section = try SpliceInfoSection(hex: Self.out)
+        let out = SourceCue(id: "SCTE35-21", kind: .out, marker: .scte35(section), timing: .at(pts: 40 * 3000))
+        let back = SourceCue(id: "SCTE35-21", kind: .in, marker: .cueTag(.in), timing: .at(pts: 100 * 3000))
+        let placed = run([(40, out), (100, back)])
+        #expect(placed.map(\.0) == [40, 100])
+        #expect(placed.map(\.1) == [.out, .in])
     }
 }
