@@ -198,6 +198,13 @@ public final class Demuxer {
     /// picture (a section sent late, a DATERANGE added to a segment already read) is still
     /// delivered, `isLate`.
     public func takeCues() -> [SourceCue] { source.takeCues() }
+
+    /// Whether ad markers may come: from a live input or an HLS playlist at any time, from a file
+    /// only if it has a SCTE-35 stream. An output with no chance of any leaves its MPEG-TS as it was.
+    public var mayCarryAdMarkers: Bool {
+        if isLive || source is HLSPlaylistInput { return true }
+        return (0..<Int(context.pointee.nb_streams)).contains { SpliceSectionReader.isSpliceStream(context, $0) }
+    }
 }
 
 extension Demuxer {

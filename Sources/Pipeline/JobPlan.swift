@@ -24,6 +24,9 @@ public struct InputFacts: Sendable {
     /// The closed-caption services the input told of (an HLS master's CLOSED-CAPTIONS group, a
     /// file's first pictures), that it has none, or unknown (a live source not yet seen).
     public var captions: ClosedCaptionDeclaration = .unknown
+    /// Ad markers may come (`Demuxer.mayCarryAdMarkers`): the HLS outputs get a splice board, and
+    /// their MPEG-TS a SCTE-35 PID.
+    public var mayCarryAdMarkers = true
 
     public init(url: String, video: VideoStreamInfo, audio: AudioStreamInfo?, isLive: Bool, duration: Double?,
                 videoBitRate: Int? = nil, videoStart: Int64 = 0, audioStart: Int64 = 0, targetDuration: Int? = nil) {
@@ -41,6 +44,7 @@ public struct InputFacts: Sendable {
                   videoStart: demuxer.start(inTimeBase: demuxer.video.timeBase),
                   audioStart: demuxer.audio.map { demuxer.start(inTimeBase: $0.timeBase) } ?? 0,
                   targetDuration: needsTarget ? demuxer.targetDuration : nil)
+        mayCarryAdMarkers = demuxer.mayCarryAdMarkers
         // An HLS input's master says what its variant carries.
         if let declared = demuxer.chosenVariant?.closedCaptions { captions = declared }
         // Only a master declares captions: a ladder from a local file is probed for them.

@@ -77,7 +77,8 @@ final class RunOutputs: @unchecked Sendable {
                 audioRendition = nil
                 media = writers.map { MuxStage(sink: $0.0, producers: producers, timing: timing) }
             }
-            let board = SpliceBoard()
+            // Only where markers may come: a file without a SCTE-35 stream keeps its TS as it was.
+            let board = plan.input.mayCarryAdMarkers ? SpliceBoard() : nil
             for (writer, _) in writers { writer.spliceBoard = board }
             audioWriter?.writer.spliceBoard = board
             splices = board
