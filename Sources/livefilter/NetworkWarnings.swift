@@ -11,9 +11,10 @@ enum NetworkWarnings {
     /// Muxer notes that say nothing a user can act on: the fMP4 HLS writer keeps its timeline with
     /// an edit list on an empty moov (see `ContainerOptions`), which movenc always remarks on; an
     /// audio-only MPEG-TS (an HLS audio rendition) times its PCR from AAC's 1024-sample frames,
-    /// which mpegtsenc cannot read from the stream and always remarks on.
+    /// which mpegtsenc cannot read from the stream and always remarks on; a TS's SCTE-35 stream has
+    /// no timestamps to estimate a duration from (its sections are read, timed by their splice times).
     static let harmless = ["No meaningful edit list will be written when using empty_moov without delay_moov",
-                           "frame size not set"]
+                           "frame size not set", "start time for stream"]
 
     static let reconnectMarkers = ["reconnect", "retrying with new connection", "keepalive request failed"]
 
