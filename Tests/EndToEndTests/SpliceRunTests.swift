@@ -127,15 +127,22 @@ extension EndToEnd {
                     "CUE-OUT on \(segments[out].uri): \(segments[out].cueOutStart), CUE-IN on \(segments[back].uri): \(segments[back].cueIn)")
         }
 
+        /// Makes the source and runs livefilter on it into `hls/PLAYLIST` with `arguments`.
+        static func run(_ arguments: [String], playlist: String = "index.m3u8") async throws -> (source: Source, folder: URL, sandbox: Sandbox) {
+            let sandbox = try Sandbox()
+            let source = try await makeSource(in: sandbox)
+            let folder = sandbox.file("hls")
+            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent(playlist).path, "--hls-time", "2", "--quiet"]
+                                                  + arguments)
+            #expect(result.succeeded, "\(result.summary)")
+            return (source, folder, sandbox)
+        }
+
         @Test("a break through blur | mirror: segments cut on the OUT's and the IN's pictures, IDR, DATERANGE at the PDT, sections as threefive made them")
         func throughTheChain() async throws {
-            let sandbox = try Sandbox()
-            let source = try await Self.makeSource(in: sandbox)
-            let folder = sandbox.file("hls")
-            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
-                                                   "--chain", "blur 4 | mirror", "--hls-time", "2", "--quiet",
-                                                   "--report", sandbox.file("report.json").path])
-            #expect(result.succeeded, "\(result.summary)")
+            let report = FileManager.default.temporaryDirectory.appendingPathComponent("splice-report-\(UUID().uuidString).json")
+            defer { try? FileManager.default.removeItem(at: report) }
+            let (source, folder, _) = try await Self.run(["--chain", "blur 4 | mirror", "--report", report.path])
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30)
             // The TS segments carry the sections on a SCTE-35 PID too (threefive's own TS reader finds
             // them), each just before its splice's IDR with the splice time moved onto that picture.
@@ -153,32 +160,22 @@ extension EndToEnd {
                 found += Array(repeating: segments.firstIndex { $0.uri == segment.uri } ?? -1, count: cues.count)
             }
             #expect(found.map { segments[$0].start }.map { ($0 * 10).rounded() / 10 } == [5.5, 9.2], "sections in segments \(found)")
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: sandbox.file("report.json"))) as? [String: Any])
-            let placed = (report["splices"] as? [String: Any])?["placed"] as? [[String: Any]] ?? []
+            let reported = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: report)) as? [String: Any])
+            let placed = (reported["splices"] as? [String: Any])?["placed"] as? [[String: Any]] ?? []
             #expect(placed.map { $0["kind"] as? String } == ["out", "in"], "\(placed)")
             #expect(placed.allSatisfy { $0["late"] as? Bool == false })
         }
 
         @Test("--fps 25 from 30: each splice on the first 25 fps picture that shows its source picture, within one output frame")
         func lowerRate() async throws {
-            let sandbox = try Sandbox()
-            let source = try await Self.makeSource(in: sandbox)
-            let folder = sandbox.file("hls")
-            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
-                                                   "--chain", "blur 2", "--fps", "25", "--hls-time", "2", "--quiet"])
-            #expect(result.succeeded, "\(result.summary)")
+            let (source, folder, _) = try await Self.run(["--chain", "blur 2", "--fps", "25"])
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 25)
         }
 
         @Test("a ladder of three rungs and its audio rendition: every rung cut at the same pictures, each playlist with the range")
         func ladder() async throws {
-            let sandbox = try Sandbox()
-            let source = try await Self.makeSource(in: sandbox)
-            let folder = sandbox.file("hls")
-            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent("master.m3u8").path,
-                                                   "--chain", "mirror", "--hls-time", "2", "--quiet",
-                                                   "--rendition", "320x240@500k", "--rendition", "256x192@300k", "--rendition", "160x120@150k"])
-            #expect(result.succeeded, "\(result.summary)")
+            let (source, folder, _) = try await Self.run(["--chain", "mirror", "--rendition", "320x240@500k", "--rendition", "256x192@300k",
+                                                          "--rendition", "160x120@150k"], playlist: "master.m3u8")
             let playlists = try FileManager.default.contentsOfDirectory(atPath: folder.path)
                 .filter { $0.hasSuffix(".m3u8") && $0 != "master.m3u8" }.sorted()
             #expect(playlists.count >= 3, "\(playlists)")
@@ -199,23 +196,13 @@ extension EndToEnd {
 
         @Test("--ad-markers cue: EXT-X-CUE-OUT on the OUT's segment, CUE-IN on the IN's, no DATERANGE")
         func cueTags() async throws {
-            let sandbox = try Sandbox()
-            let source = try await Self.makeSource(in: sandbox)
-            let folder = sandbox.file("hls")
-            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
-                                                   "--chain", "mirror", "--hls-time", "2", "--ad-markers", "cue", "--quiet"])
-            #expect(result.succeeded, "\(result.summary)")
+            let (source, folder, _) = try await Self.run(["--chain", "mirror", "--ad-markers", "cue"])
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30, dateRanges: false, cueTags: true)
         }
 
         @Test("--ad-markers none: the splices still start segments on IDR pictures; no tag, no SCTE-35 PID")
         func none() async throws {
-            let sandbox = try Sandbox()
-            let source = try await Self.makeSource(in: sandbox)
-            let folder = sandbox.file("hls")
-            let result = try await LiveFilter.run(["run", source.url.path, "-o", folder.appendingPathComponent("index.m3u8").path,
-                                                   "--chain", "mirror", "--hls-time", "2", "--ad-markers", "none", "--quiet"])
-            #expect(result.succeeded, "\(result.summary)")
+            let (source, folder, _) = try await Self.run(["--chain", "mirror", "--ad-markers", "none"])
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30, dateRanges: false, cueTags: false)
             let first = try Playlist(folder.appendingPathComponent("index.m3u8")).segments[0]
             let probe = try await FFprobe.probe(folder.appendingPathComponent(first.uri))
