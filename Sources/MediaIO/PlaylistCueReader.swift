@@ -31,9 +31,7 @@ struct PlaylistCueReader {
         // Where the next segment's date takes over: a live origin's dates drift a little from the
         // EXTINF sums, and a range between the two belongs to this segment (the last dated before it).
         let end = date.addingTimeInterval(segment.duration + 0.05)
-        func at(_ instant: Date) -> Int64 {
-            pts + Int64((instant.timeIntervalSince(date) * Double(timeBase.denominator) / Double(timeBase.numerator)).rounded())
-        }
+        func at(_ instant: Date) -> Int64 { Self.pts(pts, plus: instant.timeIntervalSince(date), timeBase: timeBase) }
         for range in segment.dateRanges.sorted(by: { $0.startDate < $1.startDate }) {
             // A range of a later segment waits for it (the playlist lists it again).
             guard range.startDate < end else { continue }
@@ -59,6 +57,16 @@ struct PlaylistCueReader {
                 }
             }
         }
+    }
+
+    /// `pts` moved by `seconds` from a playlist (a START-DATE against a PDT, an ElapsedTime): bounded
+    /// to a day either way and saturated, so a hostile date (year 1 or 9999) or a timescale of
+    /// billions cannot trap; a range that far off is late or never reached, which is what it is.
+    static func pts(_ pts: Int64, plus seconds: Double, timeBase: Rational) -> Int64 {
+        let bounded = seconds.isFinite ? min(max(seconds, -86_400), 86_400) : 0
+        let units = Int64((bounded * Double(timeBase.denominator) / Double(max(1, timeBase.numerator))).rounded())
+        let (sum, overflow) = pts.addingReportingOverflow(units)
+        return overflow ? (units < 0 ? .min : .max) : sum
     }
 
     /// The cue a range starts with: its SCTE35-OUT, -IN or -CMD read, or the range itself.
@@ -108,8 +116,8 @@ struct PlaylistCueReader {
                 guard openBreak == nil else { continue }
                 let id = "CUE-\(segment.sequenceNumber)-joined"
                 openBreak = id
-                let back = Int64(((elapsed ?? 0) * Double(timeBase.denominator) / Double(timeBase.numerator)).rounded())
-                cues.append(SourceCue(id: id, kind: .out, marker: .cueTag(marker), timing: .at(pts: pts - back), plannedDuration: duration,
+                cues.append(SourceCue(id: id, kind: .out, marker: .cueTag(marker), timing: .at(pts: Self.pts(pts, plus: -(elapsed ?? 0), timeBase: timeBase)),
+                                      plannedDuration: duration,
                                       isLate: true))
             case .in:
                 let id = openBreak ?? "CUE-\(segment.sequenceNumber)"

@@ -71,7 +71,12 @@ public struct SpliceTimer: Sendable {
             // A cue the demuxer calls late (its section came with or after its picture) still has
             // its time: the read stage runs ahead of the ticks, so the picture is usually still to come.
             var relative: Int64?
-            if case let .at(pts) = cue.timing { relative = pts - origin }
+            if case let .at(pts) = cue.timing {
+                // Kept within ±2^62: the comparisons and sums below never trap on a stream's odd times.
+                let (difference, overflow) = pts.subtractingReportingOverflow(origin)
+                let limit: Int64 = 1 << 62
+                relative = overflow ? (pts < 0 ? -limit : limit) : min(max(difference, -limit), limit)
+            }
             waiting.append((relative, cue))
         }
         // The order a break's OUT and IN must keep, also when an IN's time came before its OUT's.
@@ -115,11 +120,16 @@ public struct SpliceTimer: Sendable {
     private mutating func autoReturn(of cue: SourceCue, at relative: Int64) -> (relative: Int64?, cue: SourceCue)? {
         guard cue.kind == .out, case let .insert(insert)? = cue.section?.command, let breakDuration = insert.breakDuration,
               breakDuration.autoReturn, autoReturns[cue.id] == nil else { return nil }
+        // break_duration is 33 bits (under 27 h); the sums saturate all the same, as times from a
+        // stream do not bound themselves.
         let units = Int64((Double(breakDuration.ticks) / 90000 / secondsPerUnit).rounded())
+        let (at, overflow) = relative.addingReportingOverflow(units)
+        guard !overflow else { return nil }
         autoReturns[cue.id] = false
-        let back = SourceCue(id: cue.id, kind: .in, marker: .cueTag(.in), timing: .at(pts: origin + relative + units),
+        let (pts, wrapped) = origin.addingReportingOverflow(at)
+        let back = SourceCue(id: cue.id, kind: .in, marker: .cueTag(.in), timing: .at(pts: wrapped ? .max : pts),
                              plannedDuration: cue.plannedDuration, duration: Double(breakDuration.ticks) / 90000)
-        return (relative + units, back)
+        return (at, back)
     }
 
     /// Cues still waiting for their picture (the input ended first).

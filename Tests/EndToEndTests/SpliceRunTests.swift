@@ -200,6 +200,23 @@ extension EndToEnd {
             try await Self.checkBreak(in: folder, playlist: "index.m3u8", source: source, rate: 30, dateRanges: false, cueTags: true)
         }
 
+        @Test("a hostile DATERANGE (START-DATE in year 1 or 9999, a huge DURATION) is no trap: the run ends, exit 0",
+              arguments: ["0001-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"])
+        func hostileDates(date: String) async throws {
+            // Our own HLS of the source (TS segments, PDTs) is the input; its range gets the date.
+            let (_, folder, sandbox) = try await Self.run(["--chain", "mirror"])
+            let playlist = folder.appendingPathComponent("index.m3u8")
+            let text = try String(contentsOf: playlist, encoding: .utf8)
+            let hostile = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+                guard line.hasPrefix("#EXT-X-DATERANGE:") else { return String(line) }
+                return "#EXT-X-DATERANGE:ID=\"evil\",START-DATE=\"\(date)\",DURATION=999999,SCTE35-OUT=0xFC302500000000000000FFF01405000000157FEFFE00099138FE000514C8000701020000F3ADF35C"
+            }.joined(separator: "\n")
+            #expect(hostile != text, "the playlist had a range to replace")
+            try hostile.write(to: playlist, atomically: true, encoding: .utf8)
+            let result = try await LiveFilter.run(["run", playlist.path, "-o", sandbox.file("again/index.m3u8").path, "--hls-time", "2", "-q", "-y"])
+            #expect(result.succeeded, "\(result.summary)")
+        }
+
         @Test("--ad-markers none: the splices still start segments on IDR pictures; no tag, no SCTE-35 PID")
         func none() async throws {
             let (source, folder, _) = try await Self.run(["--chain", "mirror", "--ad-markers", "none"])
